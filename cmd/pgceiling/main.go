@@ -1,0 +1,210 @@
+// Command pgceiling measures the real write ceiling of a PostgreSQL server.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/pgceiling/pgceiling/config"
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// Env is the process's I/O, passed to every command so commands are testable and
+// packages never print.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	// TTY is true when stderr is a terminal: progress is drawn in place, else printed as
+	// plain periodic lines.
+	TTY bool
+	// Args is the whole command line, for the results file (redacted before writing).
+	Args []string
+	// signal records the signal that interrupted the command (0 when none).
+	signal atomic.Int32
+	// secrets are scrubbed from every message the CLI prints.
+	secrets []string
+}
+
+// Interrupted reports whether a signal stopped the command.
+func (e *Env) Interrupted() bool { return e.signal.Load() != 0 }
+
+// command is one sub-command.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) error
+}
+
+var commands []command
+
+func register(c command) { commands = append(commands, c) }
+
+func main() {
+	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		TTY: term.IsTerminal(int(os.Stderr.Fd())), Args: os.Args}
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		env.signal.Store(int32(s.(syscall.Signal)))
+		fmt.Fprintf(env.Stderr, "\npgceiling: %s received: stopping, keeping what was measured (again to quit at once)\n", s)
+		cancel()
+		s = <-sigs
+		os.Exit(exitCodeFor(s.(syscall.Signal)))
+	}()
+	code := Main(ctx, env, os.Args[1:])
+	cancel()
+	os.Exit(code)
+}
+
+func exitCodeFor(s syscall.Signal) int { return 128 + int(s) }
+
+// Main runs one command line and returns the process exit code: 0 success, 1 runtime
+// error, 2 usage error, 128+signal when interrupted.
+func Main(ctx context.Context, env *Env, args []string) int {
+	env.secrets = secretsFrom(args, env.Getenv)
+	err := dispatch(ctx, env, args)
+	if s := env.signal.Load(); s != 0 {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			env.printErr(err)
+		}
+		return exitCodeFor(syscall.Signal(s))
+	}
+	switch {
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return 0
+	case config.IsUsage(err):
+		env.printErr(err)
+		return 2
+	default:
+		env.printErr(err)
+		return 1
+	}
+}
+
+// printErr prints err on one line, scrubbed of every known password.
+func (e *Env) printErr(err error) {
+	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
+	fmt.Fprintf(e.Stderr, "pgceiling: %s\n", e.Scrub(msg))
+}
+
+// Scrub removes every known password from s.
+func (e *Env) Scrub(s string) string { return config.Scrub(s, e.secrets) }
+
+// secretsFrom finds passwords on the command line (--dsn) and in the environment.
+func secretsFrom(args []string, getenv func(string) string) []string {
+	dsns := []string{getenv(config.EnvDSN)}
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--dsn="); ok {
+			dsns = append(dsns, v)
+		} else if a == "--dsn" && i+1 < len(args) {
+			dsns = append(dsns, args[i+1])
+		}
+	}
+	var out []string
+	for _, d := range dsns {
+		out = append(out, config.Passwords(d, getenv)...)
+	}
+	if len(out) == 0 {
+		out = config.Passwords("", getenv)
+	}
+	return out
+}
+
+func dispatch(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 && args[0] == "help" {
+			return dispatch(ctx, env, []string{args[1], "--help"})
+		}
+		usage(env.Stdout)
+		return nil
+	}
+	if args[0] == "--version" || args[0] == "version" {
+		fmt.Fprintf(env.Stdout, "pgceiling %s\n", result.ToolVersion)
+		return nil
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	msg := fmt.Sprintf("unknown command %q (commands: %s; see `pgceiling --help`)", args[0], strings.Join(names, ", "))
+	if s := config.Suggest(args[0], names); s != "" {
+		msg = fmt.Sprintf("unknown command %q; did you mean %q? (see `pgceiling --help`)", args[0], s)
+	}
+	return config.Usagef("%s", msg)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `pgceiling %s: find the real write ceiling of a PostgreSQL server.
+
+An open-loop Poisson driver fires realistic OLTP-write and banking-transfer transactions at
+a pre-filled, partitioned, Zipf-accessed schema; an adaptive search finds the knee (the
+highest rate held with almost no errors) under both synchronous_commit settings.
+
+Without --dsn (or PGCEILING_DSN) every command runs on a throwaway PostgreSQL started from
+the server binaries on this machine and removed afterwards.
+
+Usage:
+  pgceiling COMMAND [flags]
+
+Commands:
+`, result.ToolVersion)
+	sorted := append([]command(nil), commands...)
+	sort.SliceStable(sorted, func(i, j int) bool { return order(sorted[i].name) < order(sorted[j].name) })
+	for _, c := range sorted {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'pgceiling COMMAND --help' for a command's flags and their defaults.
+Exit codes: 0 ok, 1 runtime error, 2 usage error, 130/143 interrupted (results kept).
+`)
+}
+
+func order(name string) int {
+	for i, n := range []string{"search", "run", "init", "drop", "inspect", "report"} {
+		if n == name {
+			return i
+		}
+	}
+	return 99
+}
+
+// newFlagSet makes a command's flag set with a --help that lists every flag with its default.
+func newFlagSet(env *Env, name, synopsis string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stdout, "Usage: pgceiling %s [flags]\n\n%s\n\nFlags:\n%s", name,
+			strings.TrimSpace(synopsis), fs.FlagUsages())
+	}
+	return fs
+}
+
+// parse parses a command's flags; on --help it prints the usage and returns pflag.ErrHelp.
+func parse(fs *pflag.FlagSet, args []string) error {
+	err := config.Parse(fs, args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fs.Usage()
+	}
+	if err == nil && fs.NArg() > 0 {
+		return config.Usagef("%s: unexpected argument %q (see `pgceiling %s --help`)", fs.Name(), fs.Arg(0), fs.Name())
+	}
+	return err
+}

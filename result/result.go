@@ -1,0 +1,337 @@
+// Package result defines what pgceiling measures and writes: a probe's outcome, what the
+// server did during it, the server's disclosure, a sweep's knee, and the versioned results
+// file. It is plain data shared by driver, observe, search and report, so each can be
+// built and tested alone; it imports nothing of the project.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// ToolVersion is pgceiling's version, written into every results file and schema marker.
+const ToolVersion = "0.1.0"
+
+// FormatVersion is the results file's schema version. Readers refuse other versions.
+const FormatVersion = 1
+
+// Class is an outcome class of a failed or rejected arrival.
+type Class int
+
+// The failure classes. Order is fixed: counters are arrays indexed by Class.
+const (
+	StatementTimeout   Class = iota // 57014
+	LockTimeout                     // 55P03
+	Deadlock                        // 40P01
+	Serialization                   // 40001
+	IdleInTxTimeout                 // 25P03
+	Connection                      // 08xxx, 57P01-57P03, network errors
+	TooManyConnections              // 53300
+	Other                           // anything else
+	PoolTimeout                     // client side: not started within --pool-wait
+	NumClasses
+)
+
+var classNames = [NumClasses]string{"statement_timeout", "lock_timeout", "deadlock",
+	"serialization", "idle_in_tx_timeout", "connection", "too_many_connections", "other",
+	"pool_timeout"}
+
+func (c Class) String() string {
+	if c >= 0 && c < NumClasses {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", int(c))
+}
+
+// ClassByName returns the class with the given name.
+func ClassByName(name string) (Class, bool) {
+	for i, n := range classNames {
+		if n == name {
+			return Class(i), true
+		}
+	}
+	return 0, false
+}
+
+// Counts holds one counter per class. In JSON it is an object keyed by class name, with
+// zero counters left out.
+type Counts [NumClasses]int64
+
+// Total sums all classes.
+func (c Counts) Total() int64 {
+	var t int64
+	for _, v := range c {
+		t += v
+	}
+	return t
+}
+
+// MarshalJSON writes the non-zero counters keyed by class name.
+func (c Counts) MarshalJSON() ([]byte, error) {
+	m := make(map[string]int64)
+	for i, v := range c {
+		if v != 0 {
+			m[classNames[i]] = v
+		}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads counters keyed by class name; an unknown name is an error.
+func (c *Counts) UnmarshalJSON(b []byte) error {
+	var m map[string]int64
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*c = Counts{}
+	for k, v := range m {
+		cl, ok := ClassByName(k)
+		if !ok {
+			return fmt.Errorf("unknown error class %q", k)
+		}
+		c[cl] = v
+	}
+	return nil
+}
+
+// Latency summarises one HDR histogram, in milliseconds.
+type Latency struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"`
+}
+
+// Phase names a part of a probe.
+const (
+	PhaseWarmup  = "warmup"
+	PhaseMeasure = "measure"
+	PhaseDrain   = "drain"
+)
+
+// Second is one second of a probe's per-second series, by intended arrival time.
+type Second struct {
+	T              int     `json:"t"`     // seconds since the probe's start (warm-up included)
+	Phase          string  `json:"phase"` // warmup, measure or drain
+	Offered        int64   `json:"offered"`
+	Committed      int64   `json:"committed"`
+	Failed         Counts  `json:"failed"` // by class, pool_timeout included
+	P50Ms          float64 `json:"p50_ms"`
+	P99Ms          float64 `json:"p99_ms"`
+	QueueWaitP99Ms float64 `json:"queue_wait_p99_ms"`
+	QueueDepth     int     `json:"queue_depth"`  // the most arrivals waiting at once
+	SchedLagMs     float64 `json:"sched_lag_ms"` // the worst lag of the scheduler behind intended times
+}
+
+// Checks compares the driver's books with what the database gained.
+type Checks struct {
+	Table          string   `json:"table"`
+	RowsBefore     int64    `json:"rows_before"`
+	RowsAfter      int64    `json:"rows_after"`
+	RowDelta       int64    `json:"row_delta"`
+	CommittedTotal int64    `json:"committed_total"` // warm-up, measure and drain
+	RowsOK         bool     `json:"rows_ok"`
+	BalanceBefore  string   `json:"balance_before,omitempty"`
+	BalanceAfter   string   `json:"balance_after,omitempty"`
+	BalanceOK      *bool    `json:"balance_ok,omitempty"`
+	Problems       []string `json:"problems,omitempty"`
+}
+
+// Skew records the key skew actually produced, so users see what "Zipf" meant.
+type Skew struct {
+	Exponent     float64 `json:"exponent"` // 0 = uniform
+	Keys         int     `json:"keys"`
+	Picks        int64   `json:"picks"`
+	HottestShare float64 `json:"hottest_share"`
+	Top1PctShare float64 `json:"top1pct_share"`
+}
+
+// ServerBrief is the part of the server's settings every probe carries.
+type ServerBrief struct {
+	Version           string `json:"version"`
+	Fsync             string `json:"fsync"`
+	SynchronousCommit string `json:"synchronous_commit"`
+}
+
+// Verdicts a search gives a probe.
+const (
+	Pass          = "pass"
+	Fail          = "fail"
+	NotSteady     = "not_steady"
+	DriverLimited = "driver_limited"
+	Fault         = "fault"
+)
+
+// Probe is one probe: a fixed offered rate for a warm-up and a measured window.
+type Probe struct {
+	Workload    string    `json:"workload"`
+	SyncCommit  string    `json:"sync_commit"`
+	TargetRate  float64   `json:"target_rate"`
+	Seed        int64     `json:"seed"`
+	Conns       int       `json:"conns"`
+	PoolWaitMs  float64   `json:"pool_wait_ms"`
+	StartedAt   time.Time `json:"started_at"`
+	WarmupS     float64   `json:"warmup_s"`
+	DurationS   float64   `json:"duration_s"`    // the measured window asked for
+	MeasuredS   float64   `json:"measured_s"`    // the measured window actually run (shorter when cut)
+	RowsAtStart int64     `json:"rows_at_start"` // rows in the workload's table when the probe began
+
+	// Books for arrivals whose intended time falls in the measured window:
+	// Scheduled == Committed + Failed.Total() + Rejected.
+	Scheduled    int64   `json:"scheduled"`
+	Committed    int64   `json:"committed"`
+	Failed       Counts  `json:"failed"`   // SQL and connection failures by class (no pool_timeout)
+	Rejected     int64   `json:"rejected"` // pool_timeout
+	Retries      int64   `json:"retries"`
+	AchievedRate float64 `json:"achieved_rate"` // Committed / MeasuredS
+
+	Latency   Latency `json:"latency_ms"`    // intended start -> commit
+	Service   Latency `json:"service_ms"`    // actual start -> commit
+	QueueWait Latency `json:"queue_wait_ms"` // intended start -> actual start
+
+	Series []Second    `json:"series"`
+	Checks Checks      `json:"checks"`
+	Skew   Skew        `json:"skew"`
+	Server ServerBrief `json:"server"`
+
+	ClientCPUSeconds  float64 `json:"client_cpu_s"`
+	DriverLimited     bool    `json:"driver_limited"`
+	DriverLimitReason string  `json:"driver_limit_reason,omitempty"`
+	Interrupted       bool    `json:"interrupted,omitempty"`
+	CutShort          bool    `json:"cut_short,omitempty"` // stopped early: errors exceeded the probe's budget
+	CutReason         string  `json:"cut_reason,omitempty"`
+	Error             string  `json:"error,omitempty"` // a probe that could not complete
+
+	Observation *Observation `json:"observation,omitempty"`
+
+	// Set by the search.
+	Verdict string `json:"verdict,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Retry   bool   `json:"retry,omitempty"` // a repeat of a probe that failed by fault
+}
+
+// FailedAndRejected is every arrival in the window that did not commit.
+func (p *Probe) FailedAndRejected() int64 { return p.Failed.Total() + p.Rejected }
+
+// ErrorRate is (failed + rejected) / scheduled, 0 when nothing was scheduled.
+func (p *Probe) ErrorRate() float64 {
+	if p.Scheduled == 0 {
+		return 0
+	}
+	return float64(p.FailedAndRejected()) / float64(p.Scheduled)
+}
+
+// Balanced reports whether the accounting invariant holds.
+func (p *Probe) Balanced() bool {
+	return p.Scheduled == p.Committed+p.Failed.Total()+p.Rejected
+}
+
+// WaitShare is one wait event's share of the active samples.
+type WaitShare struct {
+	Event   string  `json:"event"` // wait_event_type:wait_event, or "CPU"
+	Samples int64   `json:"samples"`
+	Share   float64 `json:"share"`
+}
+
+// WAL is the pg_stat_wal delta over a probe.
+type WAL struct {
+	Records    int64   `json:"records"`
+	FPI        int64   `json:"fpi"`
+	Bytes      int64   `json:"bytes"`
+	Writes     int64   `json:"writes"`
+	Syncs      int64   `json:"syncs"`
+	WriteMs    float64 `json:"write_ms"`
+	SyncMs     float64 `json:"sync_ms"`
+	BytesPerTx float64 `json:"bytes_per_tx"`
+	SyncsPerTx float64 `json:"syncs_per_tx"`
+}
+
+// Observation is what the server did during a probe.
+type Observation struct {
+	SampleIntervalMs float64     `json:"sample_interval_ms"`
+	Samples          int64       `json:"samples"` // active backend samples
+	Waits            []WaitShare `json:"waits"`
+	WAL              WAL         `json:"wal"`
+	Checkpoints      int64       `json:"checkpoints"`
+	BuffersBackend   int64       `json:"buffers_backend"`
+	Autovacuums      int64       `json:"autovacuums"`
+	ServerLocal      bool        `json:"server_local"`
+	ServerCPUSeconds float64     `json:"server_cpu_s,omitempty"`
+	ServerCPUShare   float64     `json:"server_cpu_share,omitempty"` // of all its cores
+	ServerCPUPerTxMs float64     `json:"server_cpu_per_tx_ms,omitempty"`
+	ClientCPUPerTxMs float64     `json:"client_cpu_per_tx_ms,omitempty"`
+	Bottleneck       string      `json:"bottleneck"`
+}
+
+// TableSize describes one of pgceiling's tables.
+type TableSize struct {
+	Name       string `json:"name"`
+	Rows       int64  `json:"rows"`
+	HeapBytes  int64  `json:"heap_bytes"`
+	IndexBytes int64  `json:"index_bytes"`
+	Indexes    int    `json:"indexes"`
+}
+
+// Disclosure is every setting behind a figure: the server, the schema, the machines.
+type Disclosure struct {
+	Version             string            `json:"version"`
+	Settings            map[string]string `json:"settings"`
+	Tables              []TableSize       `json:"tables"`
+	DataBytes           int64             `json:"data_bytes"`
+	SharedBuffersBytes  int64             `json:"shared_buffers_bytes"`
+	DataToSharedBuffers float64           `json:"data_to_shared_buffers"`
+	ClientCores         int               `json:"client_cores"`
+	ClientMemBytes      int64             `json:"client_mem_bytes"`
+	ServerLocal         bool              `json:"server_local"`
+	ServerCores         int               `json:"server_cores,omitempty"`
+	ServerMemBytes      int64             `json:"server_mem_bytes,omitempty"`
+	Embedded            bool              `json:"embedded"`
+	Warnings            []string          `json:"warnings,omitempty"`
+}
+
+// Bracket is the search's interval: Lo passed, Hi failed (0 when none failed yet).
+type Bracket struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// Sweep is one search (or one run) for a workload and synchronous_commit setting.
+type Sweep struct {
+	Workload     string  `json:"workload"`
+	SyncCommit   string  `json:"sync_commit"`
+	Probes       []Probe `json:"probes"`
+	Knee         float64 `json:"knee"` // highest passing rate; 0 when none passed
+	Bracket      Bracket `json:"bracket"`
+	Converged    bool    `json:"converged"`
+	Stop         string  `json:"stop,omitempty"` // why the search ended
+	KeepGrowth   bool    `json:"keep_growth"`
+	ProbeMinutes float64 `json:"probe_minutes"`        // warm-up included
+	Bottleneck   string  `json:"bottleneck,omitempty"` // at the knee
+}
+
+// File is one results file: one per command.
+type File struct {
+	FormatVersion int               `json:"format_version"`
+	Tool          string            `json:"tool"`
+	ToolVersion   string            `json:"tool_version"`
+	Command       string            `json:"command"`      // run or search
+	CommandLine   []string          `json:"command_line"` // passwords redacted
+	Config        map[string]string `json:"config"`       // every flag's value, passwords redacted
+	StartedAt     time.Time         `json:"started_at"`
+	FinishedAt    time.Time         `json:"finished_at"`
+	Server        *Disclosure       `json:"server,omitempty"`
+	Sweeps        []Sweep           `json:"sweeps"`
+	Interrupted   bool              `json:"interrupted,omitempty"`
+	Error         string            `json:"error,omitempty"`
+	Warnings      []string          `json:"warnings,omitempty"`
+}
+
+// NewFile starts a results file for a command.
+func NewFile(command string) *File {
+	return &File{FormatVersion: FormatVersion, Tool: "pgceiling", ToolVersion: ToolVersion,
+		Command: command, StartedAt: time.Now().UTC(), Config: map[string]string{}}
+}
