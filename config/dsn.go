@@ -15,11 +15,11 @@ type Conn struct {
 	DSN string
 }
 
-var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*(?:'|$)\S*|\S+)`)
 
 // RedactDSN returns dsn with any password replaced by "xxxxx", for URL and key=value forms.
 func RedactDSN(dsn string) string {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if strings.Contains(dsn, "://") {
 		u, err := url.Parse(dsn)
 		if err != nil {
 			return redactURLByHand(dsn)

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -62,4 +63,31 @@ func TestCheckWritable(t *testing.T) {
 	if err := CheckWritable("/nonexistent-dir-xyz/x.json"); err == nil {
 		t.Error("CheckWritable(missing dir) = nil")
 	}
+}
+
+func FuzzDecode(f *testing.F) {
+	good := NewFile("search")
+	p := Probe{Workload: "oltp", SyncCommit: "on", TargetRate: 200, Scheduled: 100, Committed: 98, Rejected: 1}
+	p.Failed[Deadlock] = 1
+	good.Sweeps = []Sweep{{Workload: "oltp", SyncCommit: "on", Probes: []Probe{p}, Knee: 200}}
+	b, err := json.Marshal(good)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"tool":"pgceiling","format_version":1,"sweeps":[{"probes":[{"failed":{"deadlock":3}}]}]}`))
+	f.Add([]byte(`{"tool":"pgceiling","format_version":1,"sweeps":null}`))
+	f.Add([]byte(`[1,2`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		file, err := Decode(b, "fuzz.json")
+		if err != nil {
+			if !errors.Is(err, ErrNotResults) {
+				t.Errorf("Decode error %v does not wrap ErrNotResults", err)
+			}
+			return
+		}
+		if file.Tool != "pgceiling" || file.FormatVersion != FormatVersion {
+			t.Errorf("Decode accepted a file with tool %q, format %d", file.Tool, file.FormatVersion)
+		}
+	})
 }

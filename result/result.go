@@ -253,7 +253,8 @@ type WAL struct {
 // Observation is what the server did during a probe.
 type Observation struct {
 	SampleIntervalMs float64     `json:"sample_interval_ms"`
-	Samples          int64       `json:"samples"` // active backend samples
+	Samples          int64       `json:"samples"`         // active backend samples
+	Ticks            int64       `json:"ticks,omitempty"` // sampling rounds; Samples/Ticks = backends active on average
 	Waits            []WaitShare `json:"waits"`
 	WAL              WAL         `json:"wal"`
 	Checkpoints      int64       `json:"checkpoints"`
@@ -309,8 +310,11 @@ type Sweep struct {
 	Converged    bool    `json:"converged"`
 	Stop         string  `json:"stop,omitempty"` // why the search ended
 	KeepGrowth   bool    `json:"keep_growth"`
-	ProbeMinutes float64 `json:"probe_minutes"`        // warm-up included
-	Bottleneck   string  `json:"bottleneck,omitempty"` // at the knee
+	ProbeMinutes float64 `json:"probe_minutes"` // warm-up included
+	// CalibratedRate is the calibration's estimate of the maximum throughput the search
+	// started from (0 when it started from a given rate); a resumed search reuses it.
+	CalibratedRate float64 `json:"calibrated_rate,omitempty"`
+	Bottleneck     string  `json:"bottleneck,omitempty"` // at the knee
 }
 
 // File is one results file: one per command.
