@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -34,6 +35,27 @@ type Env struct {
 	signal atomic.Int32
 	// secrets are scrubbed from every message the CLI prints.
 	secrets []string
+	// cleanups run when a second signal forces an immediate exit (e.g. removing the
+	// embedded server), since deferred calls do not run then.
+	mu       sync.Mutex
+	cleanups []func()
+}
+
+// atForcedExit registers f to run if a second signal forces an immediate exit.
+func (e *Env) atForcedExit(f func()) {
+	e.mu.Lock()
+	e.cleanups = append(e.cleanups, f)
+	e.mu.Unlock()
+}
+
+func (e *Env) runCleanups() {
+	e.mu.Lock()
+	fs := e.cleanups
+	e.cleanups = nil
+	e.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
 }
 
 // Interrupted reports whether a signal stopped the command.
@@ -62,6 +84,7 @@ func main() {
 		fmt.Fprintf(env.Stderr, "\npgceiling: %s received: stopping, keeping what was measured (again to quit at once)\n", s)
 		cancel()
 		s = <-sigs
+		env.runCleanups()
 		os.Exit(exitCodeFor(s.(syscall.Signal)))
 	}()
 	code := Main(ctx, env, os.Args[1:])

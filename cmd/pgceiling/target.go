@@ -44,5 +44,6 @@ func openTarget(ctx context.Context, env *Env, c config.Conn, opt localpg.Option
 		return nil, fmt.Errorf("embedded server: %w", err)
 	}
 	fmt.Fprintf(env.Stderr, "pgceiling: throwaway PostgreSQL %s on %s:%d, data in %s\n", s.Version, s.Host, s.Port, s.Dir)
+	env.atForcedExit(func() { _ = s.Stop() })
 	return &target{DSN: s.DSN("postgres"), Embedded: s}, nil
 }
