@@ -1,0 +1,99 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// The oltp statements. Constants, so pgx prepares each once per connection in its
+// default exec mode; every parameter carries a cast so the modes that do not ask the
+// server for parameter types (exec, simple protocol) work too. bench/pgbench/oltp.sql
+// holds the same statements for pgbench.
+const (
+	oltpSelectWallet = `SELECT balance, status FROM pgceiling.wallets WHERE account_id = $1::bigint`
+	oltpFraudCheck   = `SELECT count(*) AS recent FROM pgceiling.transactions WHERE wallet_id = $1::bigint AND created_at > now() - $2::interval`
+	oltpInsertTx     = `INSERT INTO pgceiling.transactions (id, wallet_id, counterparty_id, amount, currency, kind, status, reference, description, metadata, created_at, updated_at) ` +
+		`VALUES (nextval('pgceiling.transactions_id_seq'), $1::bigint, $2::bigint, $3::bigint / 100.0, 'EUR', 'payment', 'posted', 'PAY-' || to_hex($4::bigint), 'card payment', ` +
+		`jsonb_build_object('channel', 'card', 'merchant', $2::bigint, 'recent', $5::bigint, 'risk', $6::int), now(), now()) RETURNING id`
+	oltpInsertAudit = `INSERT INTO pgceiling.audit_log (tx_id, wallet_id, action, actor, details, created_at) VALUES ($1::bigint, $2::bigint, 'payment', 'api', 'card payment posted', now())`
+)
+
+// Value ranges shared with the pgbench scripts.
+const (
+	merchants      = 1000000       // counterparty ids of card payments, uniform
+	maxAmountCents = 100000        // amounts 0.01 .. 1000.00
+	maxReference   = 1000000000000 // references PAY-<hex of 1..1e12>
+	riskScores     = 100           // risk 0..99
+	maxTransferCts = 10000         // transfers 0.01 .. 100.00
+)
+
+// oltp is a card payment: read the wallet, count its recent transactions (fraud
+// check), insert the transaction, insert an audit row. One Zipf wallet per transaction.
+type oltp struct {
+	txn
+	wallets *countedKeys
+	window  any // the fraud window as interval text, boxed once
+}
+
+var (
+	_ Workload     = (*oltp)(nil)
+	_ SkewReporter = (*oltp)(nil)
+	_ SkewResetter = (*oltp)(nil)
+)
+
+func newOLTP(p Params) (*oltp, error) {
+	if p.Wallets < 1 {
+		return nil, fmt.Errorf("workload oltp: need at least 1 wallet, got %d", p.Wallets)
+	}
+	keys, err := newCountedKeys(p.Wallets, p.Zipf)
+	if err != nil {
+		return nil, fmt.Errorf("workload oltp: %w", err)
+	}
+	return &oltp{txn: newTxn(p.SyncCommit), wallets: keys, window: formatSeconds(p.FraudWindow)}, nil
+}
+
+// Name is "oltp".
+func (w *oltp) Name() string { return "oltp" }
+
+// Table is "transactions": one row per committed oltp transaction.
+func (w *oltp) Table() string { return "transactions" }
+
+// Skew reports the wallet skew produced so far.
+func (w *oltp) Skew() result.Skew { return w.wallets.skew() }
+
+// ResetSkew zeroes the wallet pick counts.
+func (w *oltp) ResetSkew() { w.wallets.reset() }
+
+// Do runs one payment transaction: BEGIN, SET LOCAL synchronous_commit, the four
+// statements, COMMIT.
+func (w *oltp) Do(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
+	wallet := w.wallets.pick(rng)
+	merchant := rng.Int64N(merchants) + 1
+	amount := rng.Int64N(maxAmountCents) + 1
+	reference := rng.Int64N(maxReference) + 1
+	risk := rng.IntN(riskScores)
+	return w.run(ctx, conn, "oltp", func() error {
+		var balance float64
+		var status string
+		if err := conn.QueryRow(ctx, oltpSelectWallet, wallet).Scan(&balance, &status); err != nil {
+			return fmt.Errorf("read wallet %d: %w", wallet, err)
+		}
+		var recent int64
+		if err := conn.QueryRow(ctx, oltpFraudCheck, wallet, w.window).Scan(&recent); err != nil {
+			return fmt.Errorf("fraud check: %w", err)
+		}
+		var txID int64
+		if err := conn.QueryRow(ctx, oltpInsertTx, wallet, merchant, amount, reference, recent, risk).Scan(&txID); err != nil {
+			return fmt.Errorf("insert transaction: %w", err)
+		}
+		if _, err := conn.Exec(ctx, oltpInsertAudit, txID, wallet); err != nil {
+			return fmt.Errorf("insert audit row: %w", err)
+		}
+		return nil
+	})
+}
