@@ -129,16 +129,20 @@ type Second struct {
 
 // Checks compares the driver's books with what the database gained.
 type Checks struct {
-	Table          string   `json:"table"`
-	RowsBefore     int64    `json:"rows_before"`
-	RowsAfter      int64    `json:"rows_after"`
-	RowDelta       int64    `json:"row_delta"`
-	CommittedTotal int64    `json:"committed_total"` // warm-up, measure and drain
-	RowsOK         bool     `json:"rows_ok"`
-	BalanceBefore  string   `json:"balance_before,omitempty"`
-	BalanceAfter   string   `json:"balance_after,omitempty"`
-	BalanceOK      *bool    `json:"balance_ok,omitempty"`
-	Problems       []string `json:"problems,omitempty"`
+	Table          string `json:"table"`
+	RowsBefore     int64  `json:"rows_before"`
+	RowsAfter      int64  `json:"rows_after"`
+	RowDelta       int64  `json:"row_delta"`
+	CommittedTotal int64  `json:"committed_total"` // warm-up, measure and drain
+	RowsOK         bool   `json:"rows_ok"`
+	// Uncertain counts transactions the driver cancelled mid-flight at the end of the
+	// drain: their COMMIT may or may not have reached the server, so the row delta may
+	// exceed CommittedTotal by at most this many.
+	Uncertain     int64    `json:"uncertain,omitempty"`
+	BalanceBefore string   `json:"balance_before,omitempty"`
+	BalanceAfter  string   `json:"balance_after,omitempty"`
+	BalanceOK     *bool    `json:"balance_ok,omitempty"`
+	Problems      []string `json:"problems,omitempty"`
 }
 
 // Skew records the key skew actually produced, so users see what "Zipf" meant.
@@ -199,6 +203,7 @@ type Probe struct {
 	Server ServerBrief `json:"server"`
 
 	ClientCPUSeconds  float64 `json:"client_cpu_s"`
+	SchedLagP99Ms     float64 `json:"sched_lag_p99_ms"` // the scheduler's lag behind intended times, measured window
 	DriverLimited     bool    `json:"driver_limited"`
 	DriverLimitReason string  `json:"driver_limit_reason,omitempty"`
 	Interrupted       bool    `json:"interrupted,omitempty"`
@@ -263,6 +268,7 @@ type Observation struct {
 	ServerLocal      bool        `json:"server_local"`
 	ServerCPUSeconds float64     `json:"server_cpu_s,omitempty"`
 	ServerCPUShare   float64     `json:"server_cpu_share,omitempty"` // of all its cores
+	HostCPUShare     float64     `json:"host_cpu_share,omitempty"`   // of the client machine's cores, every process counted
 	ServerCPUPerTxMs float64     `json:"server_cpu_per_tx_ms,omitempty"`
 	ClientCPUPerTxMs float64     `json:"client_cpu_per_tx_ms,omitempty"`
 	Bottleneck       string      `json:"bottleneck"`

@@ -220,12 +220,10 @@ func newFlagSet(env *Env, name, synopsis string) *pflag.FlagSet {
 	return fs
 }
 
-// parse parses a command's flags; on --help it prints the usage and returns pflag.ErrHelp.
+// parse parses a command's flags; on --help pflag prints the usage and it returns
+// pflag.ErrHelp.
 func parse(fs *pflag.FlagSet, args []string) error {
 	err := config.Parse(fs, args)
-	if errors.Is(err, pflag.ErrHelp) {
-		fs.Usage()
-	}
 	if err == nil && fs.NArg() > 0 {
 		return config.Usagef("%s: unexpected argument %q (see `pgceiling %s --help`)", fs.Name(), fs.Arg(0), fs.Name())
 	}

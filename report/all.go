@@ -1,0 +1,78 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// WriteAll writes the whole report into dir (created if missing): report.md, probes.csv,
+// every chart as PNG and SVG, and report.html. It returns the paths written, in order.
+// Each file is written whole to a temporary name and renamed, so a failure never leaves
+// half a file under its final name.
+func WriteAll(dir string, f *result.File) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("report directory: %w", err)
+	}
+	var written []string
+	put := func(name string, write func(io.Writer) error) error {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			return err
+		}
+		path := filepath.Join(dir, name)
+		if err := writeFileAtomic(path, b.Bytes()); err != nil {
+			return err
+		}
+		written = append(written, path)
+		return nil
+	}
+	if err := put("report.md", func(w io.Writer) error { return WriteMarkdown(w, f) }); err != nil {
+		return written, err
+	}
+	if err := put("probes.csv", func(w io.Writer) error { return WriteCSV(w, f) }); err != nil {
+		return written, err
+	}
+	charts, err := Charts(f)
+	if err != nil {
+		return written, err
+	}
+	for _, c := range charts {
+		if err := put(c.Name+".png", c.WritePNG); err != nil {
+			return written, err
+		}
+		if err := put(c.Name+".svg", c.WriteSVG); err != nil {
+			return written, err
+		}
+	}
+	if err := put("report.html", func(w io.Writer) error { return writeHTML(w, f, f.CommandLine, charts) }); err != nil {
+		return written, err
+	}
+	return written, nil
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// num formats v with dec decimals and thousands separators ("12,345.6").
+func num(v float64, dec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', dec, 64)
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if v < 0 && strings.Trim(s, "0.") != "" {
+		b.WriteByte('-')
+	}
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if frac != "" {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	return b.String()
+}
+
+// count formats an integer with thousands separators.
+func count(v int64) string { return num(float64(v), 0) }
+
+// rate formats a rate in transactions per second: no decimals from 100 up.
+func rate(v float64) string {
+	if v >= 100 || v == 0 {
+		return num(v, 0)
+	}
+	return num(v, 1)
+}
+
+// ms formats a latency in milliseconds with about three significant digits.
+func ms(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 10:
+		return num(v, 2)
+	case v < 100:
+		return num(v, 1)
+	default:
+		return num(v, 0)
+	}
+}
+
+// pct formats a fraction as a percentage.
+func pct(v float64) string {
+	switch {
+	case v == 0:
+		return "0%"
+	case v < 0.0001:
+		return "<0.01%"
+	case v < 0.1:
+		return num(v*100, 2) + "%"
+	default:
+		return num(v*100, 1) + "%"
+	}
+}
+
+// yesNo renders a flag.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// classes lists the non-zero counters as "lock_timeout 3, deadlock 1", or "none".
+func classes(c result.Counts) string {
+	var parts []string
+	for i, v := range c {
+		if v != 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", result.Class(i), count(v)))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// orDash returns s, or "-" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

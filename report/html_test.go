@@ -1,0 +1,142 @@
+package report
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+func TestHTMLSelfContained(t *testing.T) {
+	f := readFixture(t, "fsync-off.json")
+	var b bytes.Buffer
+	if err := WriteHTML(&b, f, f.CommandLine); err != nil {
+		t.Fatalf("WriteHTML(fsync-off.json): %v", err)
+	}
+	page := b.String()
+	charts, err := Charts(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page, `src="data:image/png;base64,`); n != len(charts) || n == 0 {
+		t.Errorf("WriteHTML: %d inline charts, want %d", n, len(charts))
+	}
+	if !strings.Contains(page, strings.Join(f.CommandLine, " ")) {
+		t.Errorf("WriteHTML: the command line %q is missing", strings.Join(f.CommandLine, " "))
+	}
+	warn := `<div class="warning">WARNING: fsync=off`
+	first, last := strings.Index(page, warn), strings.LastIndex(page, warn)
+	if first < 0 || first > strings.Index(page, "<h1>") || last < strings.LastIndex(page, "<figure") {
+		t.Errorf("WriteHTML: the fsync warning must come before the title and after the charts (first %d, last %d)", first, last)
+	}
+	// No external resources: no http(s) URL, no src or href that is not inline data.
+	if m := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/?`).FindString(page); m != "" {
+		t.Errorf("WriteHTML: external URL %q in the page", m)
+	}
+	for _, m := range regexp.MustCompile(`(?i)(src|href)\s*=\s*"([^"]{0,20})`).FindAllStringSubmatch(page, -1) {
+		if !strings.HasPrefix(m[2], "data:") && !strings.HasPrefix(m[2], "#") {
+			t.Errorf("WriteHTML: %s=%q is not inline", m[1], m[2])
+		}
+	}
+	if strings.Contains(page, "<script") || strings.Contains(page, "<link") {
+		t.Errorf("WriteHTML: the page has a script or link element")
+	}
+}
+
+func TestHTMLEscapes(t *testing.T) {
+	f := readFixture(t, "run.json")
+	f.Warnings = []string{`<script>alert("x")</script>`}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, f, []string{"pgceiling", "run", "--workload", "<b>"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "<script>") || strings.Contains(b.String(), "<b>") {
+		t.Errorf("WriteHTML does not escape warnings and the command line")
+	}
+}
+
+// Every format carries the fsync=off warning of an unsafe server.
+func TestFsyncOffWarnedEverywhere(t *testing.T) {
+	f := readFixture(t, "fsync-off.json")
+	// Also without the tool's own warnings: the disclosure alone must be enough.
+	bare := *f
+	bare.Warnings = nil
+	d := *f.Server
+	d.Warnings = nil
+	bare.Server = &d
+	for _, file := range []*result.File{f, &bare} {
+		for _, w := range []struct {
+			name  string
+			write func(*bytes.Buffer) error
+		}{
+			{"text", func(b *bytes.Buffer) error { return WriteText(b, file) }},
+			{"markdown", func(b *bytes.Buffer) error { return WriteMarkdown(b, file) }},
+			{"html", func(b *bytes.Buffer) error { return WriteHTML(b, file, nil) }},
+		} {
+			var b bytes.Buffer
+			if err := w.write(&b); err != nil {
+				t.Fatalf("%s: %v", w.name, err)
+			}
+			out := b.String()
+			if c := strings.Count(strings.ToLower(out), "warning"); c < 2 || !strings.Contains(out, "fsync=off") {
+				t.Errorf("%s of an fsync=off file (tool warnings %d): %d warnings, want the fsync=off warning first and last", w.name, len(file.Warnings), c)
+			}
+		}
+	}
+	charts, err := Charts(&bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range charts {
+		if !strings.Contains(c.Panels[0][0].Title.Text, "fsync=off") {
+			t.Errorf("chart %s of an fsync=off file: title %q carries no warning", c.Name, c.Panels[0][0].Title.Text)
+		}
+	}
+	// CSV has no page to put a warning on: the fsync setting is in the disclosure, not per
+	// row, so the CSV is checked for its shape only (see TestGolden).
+}
+
+func TestEmptyAndBrokenFiles(t *testing.T) {
+	f := result.NewFile("search")
+	f.Error = "connect: connection refused"
+	f.Interrupted = true
+	for _, w := range []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"text", func(b *bytes.Buffer) error { return WriteText(b, f) }},
+		{"markdown", func(b *bytes.Buffer) error { return WriteMarkdown(b, f) }},
+		{"html", func(b *bytes.Buffer) error { return WriteHTML(b, f, nil) }},
+	} {
+		var b bytes.Buffer
+		if err := w.write(&b); err != nil {
+			t.Fatalf("%s of a file with no sweeps: %v", w.name, err)
+		}
+		for _, want := range []string{"connection refused", "nterrupted", "no sweeps"} {
+			if !strings.Contains(strings.ToLower(b.String()), want) {
+				t.Errorf("%s of a file with no sweeps lacks %q:\n%s", w.name, want, b.String())
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, f); err != nil || strings.Count(b.String(), "\n") != 1 {
+		t.Errorf("WriteCSV of a file with no sweeps: err %v, want only the header: %q", err, b.String())
+	}
+}
+
+func TestDriverLimitedWarned(t *testing.T) {
+	f := readFixture(t, "fsync-off.json")
+	var b bytes.Buffer
+	if err := WriteText(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	want := "!!! WARNING: insert sync=on: the client, not the server, was the limit at 6,400 tx/s"
+	if c := strings.Count(b.String(), want); c != 2 {
+		t.Errorf("WriteText(fsync-off.json): the driver-limited warning appears %d times, want first and last:\n%s", c, b.String())
+	}
+	if !strings.Contains(b.String(), "fail [driver limited]") {
+		t.Errorf("WriteText(fsync-off.json): the driver-limited probe is not marked in the probes table")
+	}
+}
