@@ -182,9 +182,12 @@ func (s *Server) create(ctx context.Context, opt Options) error {
 	}
 	s.Port = port
 	if out, err := s.command(ctx, "postgres", "--version").Output(); err == nil {
-		f := strings.Fields(string(out))
-		if len(f) > 0 {
-			s.Version = f[len(f)-1]
+		// "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)": the first number.
+		for _, f := range strings.Fields(string(out)) {
+			if f[0] >= '0' && f[0] <= '9' {
+				s.Version = f
+				break
+			}
 		}
 	}
 	conf := s.config(opt)

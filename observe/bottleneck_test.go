@@ -1,0 +1,116 @@
+package observe
+
+import (
+	"testing"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// waits builds a wait list from event/sample pairs.
+func waits(pairs ...any) []result.WaitShare {
+	var out []result.WaitShare
+	for i := 0; i < len(pairs); i += 2 {
+		out = append(out, result.WaitShare{Event: pairs[i].(string), Samples: int64(pairs[i+1].(int))})
+	}
+	return out
+}
+
+func TestBottleneck(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    *result.Observation
+		p    *result.Probe
+		want string
+	}{
+		{"driver limited wins", &result.Observation{Waits: waits("IO:WALSync", 90)},
+			&result.Probe{DriverLimited: true, DriverLimitReason: "scheduler lag 40 ms"},
+			"client: driver-limited (scheduler lag 40 ms)"},
+		{"driver limited, no reason", nil, &result.Probe{DriverLimited: true}, "client: driver-limited"},
+		{"no observation", nil, nil, ""},
+		{"too few samples", &result.Observation{Waits: waits("CPU", 3, "IO:WALSync", 2)}, nil,
+			"too few active samples (5) to attribute"},
+		{"server CPU-bound", &result.Observation{Waits: waits("CPU", 50, "IO:WALSync", 50), ServerLocal: true, ServerCPUShare: 0.97}, nil,
+			"server CPU-bound: 97 % of its cores"},
+		{"machine CPU-bound", &result.Observation{Waits: waits("CPU", 50, "IO:WALSync", 50), ServerLocal: true, ServerCPUShare: 0.6, HostCPUShare: 0.95}, nil,
+			"machine CPU-bound: 95 % of its cores busy, the server using 60 %; client and server share this machine"},
+		{"server CPU-bound before machine", &result.Observation{Waits: waits("CPU", 100), ServerLocal: true, ServerCPUShare: 0.92, HostCPUShare: 0.99}, nil,
+			"server CPU-bound: 92 % of its cores"},
+		{"busy machine, but the backends wait on locks", &result.Observation{Waits: waits("Lock:tuple", 70, "CPU", 30), ServerLocal: true, ServerCPUShare: 0.01, HostCPUShare: 1}, nil,
+			"lock contention: Lock:tuple 70 % of active samples"},
+		{"busy client machine, remote server", &result.Observation{Waits: waits("IO:WALSync", 60, "CPU", 40), HostCPUShare: 0.99, WAL: result.WAL{SyncsPerTx: 1}}, nil,
+			"WAL flush: IO:WALSync 60 % of active samples, 1 syncs per commit"},
+		{"remote server's CPU share is not used", &result.Observation{Waits: waits("IO:WALSync", 30, "CPU", 70), ServerCPUShare: 0.97}, nil,
+			"backend CPU: CPU 70 % of active samples"},
+		{"WAL flush single event", &result.Observation{Waits: waits("IO:WALSync", 58, "CPU", 30, "Lock:tuple", 12), WAL: result.WAL{SyncsPerTx: 0.9}}, nil,
+			"WAL flush: IO:WALSync 58 % of active samples, 0.9 syncs per commit"},
+		{"WAL flush summed over its events", &result.Observation{Waits: waits("CPU", 35, "IO:WALSync", 30, "LWLock:WALWrite", 25, "IO:WALWrite", 10), WAL: result.WAL{SyncsPerTx: 0.25}}, nil,
+			"WAL flush: 65 % of active samples (IO:WALSync 30 %, LWLock:WALWrite 25 %, IO:WALWrite 10 %), 0.25 syncs per commit"},
+		{"lock contention", &result.Observation{Waits: waits("Lock:transactionid", 41, "Lock:tuple", 20, "CPU", 39)}, nil,
+			"lock contention: 61 % of active samples (Lock:transactionid 41 %, Lock:tuple 20 %)"},
+		{"lock contention single", &result.Observation{Waits: waits("Lock:transactionid", 41, "CPU", 30, "IO:WALSync", 29)}, nil,
+			"lock contention: Lock:transactionid 41 % of active samples"},
+		{"data file I/O, WAL read is not a flush", &result.Observation{Waits: waits("IO:DataFileRead", 35, "IO:WALRead", 10, "CPU", 30, "LWLock:WALWrite", 25)}, nil,
+			"I/O: 45 % of active samples (IO:DataFileRead 35 %, IO:WALRead 10 %)"},
+		{"WAL insert", &result.Observation{Waits: waits("LWLock:WALInsert", 50, "CPU", 50)}, nil,
+			"WAL insert: LWLock:WALInsert 50 % of active samples"},
+		{"other LWLock", &result.Observation{Waits: waits("LWLock:BufferMapping", 45, "CPU", 55)}, nil,
+			"backend CPU: CPU 55 % of active samples"},
+		{"synchronous replication", &result.Observation{Waits: waits("IPC:SyncRep", 80, "CPU", 20)}, nil,
+			"synchronous replication: IPC:SyncRep 80 % of active samples"},
+		{"other wait type", &result.Observation{Waits: waits("BufferPin:BufferPin", 60, "CPU", 40)}, nil,
+			"waits on BufferPin: BufferPin:BufferPin 60 % of active samples"},
+		{"local CPU below the bound", &result.Observation{Waits: waits("CPU", 80, "IO:WALSync", 20), ServerLocal: true, ServerCPUShare: 0.45}, nil,
+			"backend CPU: CPU 80 % of active samples, server at 45 % of its cores"},
+		{"no single bottleneck", &result.Observation{Waits: waits("CPU", 30, "IO:WALSync", 25, "Lock:tuple", 20, "IO:DataFileRead", 15, "Client:ClientRead", 10)}, nil,
+			"no single bottleneck (CPU 30 %, IO:WALSync 25 %, Lock:tuple 20 %)"},
+		{"probe without driver limit", &result.Observation{Waits: waits("Lock:tuple", 100)}, &result.Probe{},
+			"lock contention: Lock:tuple 100 % of active samples"},
+	} {
+		if got := Bottleneck(tc.o, tc.p); got != tc.want {
+			t.Errorf("%s: Bottleneck(%+v, %+v) =\n  %q\nwant\n  %q", tc.name, tc.o, tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestFinish(t *testing.T) {
+	p := &result.Probe{Committed: 2000, ClientCPUSeconds: 3, DriverLimited: true,
+		Observation: &result.Observation{Waits: waits("IO:WALSync", 100), Bottleneck: "WAL flush: IO:WALSync 100 % of active samples"}}
+	Finish(p)
+	if p.Observation.ClientCPUPerTxMs != 1.5 || p.Observation.Bottleneck != "client: driver-limited" {
+		t.Errorf("Finish: client CPU %g ms/tx, bottleneck %q; want 1.5 and driver-limited", p.Observation.ClientCPUPerTxMs, p.Observation.Bottleneck)
+	}
+	empty := &result.Probe{Committed: 10}
+	Finish(empty) // no observation: nothing to do, no panic
+	if empty.Observation != nil {
+		t.Errorf("Finish made an observation: %+v", empty.Observation)
+	}
+}
+
+func TestKneeBottleneck(t *testing.T) {
+	obs := func(line string) *result.Observation { return &result.Observation{Bottleneck: line} }
+	for _, tc := range []struct {
+		name string
+		s    result.Sweep
+		want string
+	}{
+		{"first failing probe above the knee", result.Sweep{Knee: 1000, Probes: []result.Probe{
+			{TargetRate: 500, Verdict: result.Pass, Observation: obs("a")},
+			{TargetRate: 2000, Verdict: result.Fail, Observation: obs("b")},
+			{TargetRate: 1000, Verdict: result.Pass, Observation: obs("knee")},
+			{TargetRate: 1500, Verdict: result.NotSteady, Observation: obs("WAL flush")},
+			{TargetRate: 1250, Verdict: result.DriverLimited, Observation: obs("client")},
+		}}, "at 1500 tx/s: WAL flush"},
+		{"no failing probe: the knee's", result.Sweep{Knee: 1000, Probes: []result.Probe{
+			{TargetRate: 1000, Verdict: result.Pass, Observation: obs("knee")},
+			{TargetRate: 1200, Verdict: result.Fault},
+		}}, "at 1000 tx/s: knee"},
+		{"line derived when missing", result.Sweep{Knee: 10, Probes: []result.Probe{
+			{TargetRate: 10, Verdict: result.Pass, Observation: &result.Observation{Waits: waits("CPU", 100)}},
+		}}, "at 10 tx/s: backend CPU: CPU 100 % of active samples"},
+		{"nothing observed", result.Sweep{Knee: 10, Probes: []result.Probe{{TargetRate: 10, Verdict: result.Pass}}}, ""},
+	} {
+		if got := KneeBottleneck(&tc.s); got != tc.want {
+			t.Errorf("%s: KneeBottleneck = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
