@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Search-cost figure of issue 4: the probe-minutes (warm-up and calibration included) a
+# search spends to reach its bracket with calibration and early abort, against the same
+# search with both turned off (start at --start, x2 growth, every probe run in full).
+#   1. on the simulated server, many seeds: go test ./search -run TestSearchCost -v
+#   2. on one real sweep (oltp, synchronous_commit=on): pgceiling search twice on the same
+#      server, default vs `--start-rate START --no-early-abort`.
+# Target: at most half.
+#
+# Without --dsn a throwaway server with the schema (bench/benchpg) is started and removed
+# at the end; with --dsn the schema must exist (pgceiling init).
+#
+# Usage: bench/search_cost.sh [--dsn DSN] [--warmup 3] [--seconds 10] [--precision 0.05]
+#        [--start 100] [--rows 200000] [--workload oltp] [--sync-commit on]
+# A tiny smoke run: bench/search_cost.sh --warmup 1 --seconds 3 --precision 0.2 --rows 20000
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dsn="" warm=3 secs=10 prec=0.05 start=100 rows=200000 wl=oltp sc=on
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dsn) dsn="$2"; shift 2 ;;
+    --warmup) warm="$2"; shift 2 ;;
+    --seconds) secs="$2"; shift 2 ;;
+    --precision) prec="$2"; shift 2 ;;
+    --start) start="$2"; shift 2 ;;
+    --rows) rows="$2"; shift 2 ;;
+    --workload) wl="$2"; shift 2 ;;
+    --sync-commit) sc="$2"; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "search_cost: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+echo "1. simulated server"
+(cd "$root" && go test -count=1 -run 'TestSearchCost$' -v ./search | sed -n 's/^ *cost_test.go:[0-9]*: /   /p')
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+chmod 755 "$work"
+(cd "$root" && go build -o "$work/pgceiling" ./cmd/pgceiling && go build -o "$work/benchpg" ./bench/benchpg)
+if [ -z "$dsn" ]; then
+  echo "starting a throwaway server with the schema ($rows rows)..." >&2
+  "$work/benchpg" -dsn-file "$work/dsn" -rows "$rows" 2>"$work/benchpg.log" &
+  server_pid=$!
+  for _ in $(seq 1 600); do
+    [ -s "$work/dsn" ] && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$work/benchpg.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  [ -s "$work/dsn" ] || { echo "search_cost: the server did not come up" >&2; exit 1; }
+  dsn="$(cat "$work/dsn")"
+fi
+
+common=(search --dsn "$dsn" --workload "$wl" --sync-commit "$sc" --warmup "${warm}s" --duration "${secs}s" --precision "$prec")
+echo
+echo "2. one real sweep ($wl, synchronous_commit=$sc, ${warm}s warm-up + ${secs}s probes, precision $prec)"
+"$work/pgceiling" "${common[@]}" --json "$work/fast.json" 2>"$work/fast.log" >/dev/null || { tail -3 "$work/fast.log" >&2; exit 1; }
+"$work/pgceiling" "${common[@]}" --start-rate "$start" --no-early-abort --json "$work/plain.json" 2>"$work/plain.log" >/dev/null || { tail -3 "$work/plain.log" >&2; exit 1; }
+python3 - "$work/fast.json" "$work/plain.json" <<'PY'
+import json, sys
+def sweep(p):
+    return json.load(open(p))["sweeps"][0]
+f, p = sweep(sys.argv[1]), sweep(sys.argv[2])
+for name, s in (("plain (start, x2, full probes)", p), ("calibration + early abort", f)):
+    cut = sum(1 for q in s["probes"] if q.get("cut_short"))
+    print(f"   {name:<31} knee {s['knee']:7.0f} bracket [{s['bracket']['lo']:.0f}, {s['bracket']['hi']:.0f}] "
+          f"{len(s['probes']):2d} probes ({cut} cut short) {s['probe_minutes']:6.2f} probe-minutes; stop: {s.get('stop', '')}")
+if p["probe_minutes"]:
+    print(f"   ratio {f['probe_minutes'] / p['probe_minutes']:.2f} (target <= 0.5; measured on this machine)")
+PY

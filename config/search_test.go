@@ -1,0 +1,131 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+var testWorkloads = []string{"oltp", "transfer", "insert"}
+
+// parseSearch parses args like the command does: flags, config file, profile.
+func parseSearch(t *testing.T, haveDSN bool, args ...string) (*Search, *pflag.FlagSet, error) {
+	t.Helper()
+	c := &Search{}
+	fs := pflag.NewFlagSet("search", pflag.ContinueOnError)
+	BindSearch(fs, c)
+	if err := Parse(fs, args); err != nil {
+		return c, fs, err
+	}
+	if err := c.ApplyProfile(fs, haveDSN, time.Date(2026, 12, 2, 13, 4, 5, 0, time.UTC)); err != nil {
+		return c, fs, err
+	}
+	return c, fs, c.Validate(testWorkloads)
+}
+
+func TestSearchProfiles(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		dsn       bool
+		profile   string
+		warmup    time.Duration
+		duration  time.Duration
+		precision float64
+		rows      int64
+	}{
+		{nil, false, "quick", 3 * time.Second, 10 * time.Second, 0.10, 1_000_000},
+		{nil, true, "standard", 30 * time.Second, 7 * time.Minute, 0.05, 50_000_000},
+		{[]string{"--profile", "standard"}, false, "standard", 30 * time.Second, 7 * time.Minute, 0.05, 50_000_000},
+		{[]string{"--profile=quick", "--duration", "1m", "--precision", "0.02"}, true, "quick", 3 * time.Second, time.Minute, 0.02, 1_000_000},
+		{[]string{"--profile", "standard", "--warmup", "0s", "--rows", "5000"}, false, "standard", 0, 7 * time.Minute, 0.05, 5000},
+	} {
+		c, _, err := parseSearch(t, tc.dsn, tc.args...)
+		if err != nil {
+			t.Errorf("search %v (dsn %v): %v", tc.args, tc.dsn, err)
+			continue
+		}
+		if c.Profile != tc.profile || c.Warmup != tc.warmup || c.Duration != tc.duration || c.Precision != tc.precision || c.Rows != tc.rows {
+			t.Errorf("search %v (dsn %v): profile %s warmup %v duration %v precision %v rows %d; want %s %v %v %v %d",
+				tc.args, tc.dsn, c.Profile, c.Warmup, c.Duration, c.Precision, c.Rows,
+				tc.profile, tc.warmup, tc.duration, tc.precision, tc.rows)
+		}
+	}
+}
+
+func TestSearchDefaults(t *testing.T) {
+	c, fs, err := parseSearch(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Sweeps(); len(got) != 4 || got[0] != [2]string{"oltp", "on"} || got[3] != [2]string{"transfer", "off"} {
+		t.Errorf("default sweeps %v, want oltp/transfer × on/off", got)
+	}
+	if c.JSON != "pgceiling-search-20261202-130405.json" {
+		t.Errorf("default results file %q", c.JSON)
+	}
+	if c.MaxErrorRate != 0.001 || c.Conns != 50 || c.PoolWait != time.Second || c.StartRate != 0 {
+		t.Errorf("defaults: %+v", c)
+	}
+	v := c.Values(fs)
+	if v["workload"] != "oltp,transfer" || v["precision"] != "0.1" || v["profile"] != "quick" {
+		t.Errorf("Values: workload %q precision %q profile %q", v["workload"], v["precision"], v["profile"])
+	}
+	c, _, _ = parseSearch(t, false, "--resume", "old.json")
+	if c.JSON != "old.json" {
+		t.Errorf("--resume old.json: results file %q, want the resumed file", c.JSON)
+	}
+}
+
+func TestSearchConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "search.conf")
+	if err := os.WriteFile(path, []byte("# quick but longer\nprofile = quick\nduration = 20s\nworkload = insert\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := parseSearch(t, false, "--config", path, "--workload", "oltp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Duration != 20*time.Second || len(c.Workloads) != 1 || c.Workloads[0] != "oltp" || c.Warmup != 3*time.Second {
+		t.Errorf("config file + flags: duration %v workloads %v warmup %v; want 20s from the file, oltp from the flag, 3s from the profile",
+			c.Duration, c.Workloads, c.Warmup)
+	}
+}
+
+func TestSearchValidate(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string // every one must appear in the one-line error
+	}{
+		{[]string{"--workload", "oltpp"}, []string{`did you mean "oltp"`}},
+		{[]string{"--workload", "oltp,oltp"}, []string{"oltp given twice"}},
+		{[]string{"--sync-commit", "offf"}, []string{`did you mean "off"`}},
+		{[]string{"--profile", "quik"}, []string{`did you mean "quick"`}},
+		{[]string{"--precision", "1.5", "--max-error-rate", "-1", "--conns", "0"}, []string{"--precision", "--max-error-rate", "--conns"}},
+		{[]string{"--precision", "0"}, []string{"--precision must be between 0 and 1"}},
+		{[]string{"--duration", "0s", "--pool-wait", "0s", "--confirm", "-1", "--p99-slo", "-1ms"}, []string{"--duration", "--pool-wait", "--confirm", "--p99-slo"}},
+		{[]string{"--exec-mode", "simple"}, []string{"--exec-mode"}},
+		{[]string{"--wallets", "1", "--rows", "0", "--start-rate", "-5", "--growth", "1"}, []string{"--wallets", "--rows", "--start-rate", "--growth"}},
+		{[]string{"--lock-timeout", "-1s", "--max-tries", "0", "--zipf", "-1"}, []string{"--lock-timeout", "--max-tries", "--zipf"}},
+	} {
+		_, _, err := parseSearch(t, false, tc.args...)
+		if err == nil || !IsUsage(err) {
+			t.Errorf("search %v: err %v, want a usage error", tc.args, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("search %v: %q does not mention %q", tc.args, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("search %v: error is not one line: %q", tc.args, err)
+		}
+	}
+	if _, _, err := parseSearch(t, false, "--workload", "insert", "--sync-commit", "off", "--p99-slo", "50ms", "--confirm", "2"); err != nil {
+		t.Errorf("valid search flags rejected: %v", err)
+	}
+}

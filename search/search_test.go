@@ -1,0 +1,462 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// newSim returns a simulated server with a capacity drawn log-uniformly in [1000, 30000]
+// tx/s, 1 % capacity noise, and a 5 s warm-up plus 120 s measured window.
+func newSim(seed uint64) *sim {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	return &sim{C: math.Round(1000 * math.Pow(30, rng.Float64())), Noise: 0.01, Seed: seed,
+		Warmup: 5, Duration: 120}
+}
+
+// trueKnee is the simulated server's knee without capacity noise: scanning down from
+// 1.05 C in 0.5 % steps, the first rate that passes for at least need of 3 seeds.
+// Poisson arrivals alone blur the knee of a small server (its queue wanders near ρ = 1),
+// so the tests accept a knee between the need=3 and the need=1 knees, widened by the
+// precision and the capacity noise.
+func trueKnee(s *sim, cfg Config, need int) float64 {
+	cfg.Steady = SteadyRule{}
+	for r := 1.05 * s.C; r > 0; r *= 0.995 {
+		passed := 0
+		for seed := uint64(1000); seed < 1003; seed++ {
+			q := *s
+			q.Noise, q.Seed, q.attempts, q.calls, q.budgets = 0, seed, nil, nil, nil
+			p, _ := q.Probe(context.Background(), round(r))
+			if v, _ := Judge(p, cfg); v == result.Pass {
+				passed++
+			}
+		}
+		if passed >= need {
+			return round(r)
+		}
+	}
+	return 0
+}
+
+func baseConfig(s *sim) Config {
+	return Config{MaxErrorRate: 0.001, Precision: 0.05, Duration: time.Duration(s.Duration) * time.Second}
+}
+
+func TestConvergesToTheKnee(t *testing.T) {
+	for _, calibrate := range []bool{false, true} {
+		for seed := uint64(1); seed <= 150; seed++ {
+			s := newSim(seed)
+			cfg := baseConfig(s)
+			if calibrate {
+				cfg.Calibrate = s.calibrator(10)
+			}
+			sw, err := Run(context.Background(), s, cfg, nil)
+			if err != nil {
+				t.Fatalf("seed %d calibrate=%v: Run: %v", seed, calibrate, err)
+			}
+			klo, khi := trueKnee(s, cfg, 3), trueKnee(s, cfg, 1)
+			lo, hi := klo*(1-cfg.Precision-3*s.Noise), khi*(1+3*s.Noise)
+			if !sw.Converged || sw.Stop != StopConverged || sw.Knee < lo || sw.Knee > hi {
+				t.Errorf("seed %d calibrate=%v C=%.0f: knee %.0f (true knee %.0f..%.0f: want %.0f..%.0f) converged=%v stop=%q bracket=%+v probes=%d",
+					seed, calibrate, s.C, sw.Knee, klo, khi, lo, hi, sw.Converged, sw.Stop, sw.Bracket, len(sw.Probes))
+			}
+			if b := sw.Bracket; b.Lo != sw.Knee || (b.Hi-b.Lo)/b.Lo > cfg.Precision {
+				t.Errorf("seed %d: bracket %+v not within %.2f of knee %.0f", seed, b, cfg.Precision, sw.Knee)
+			}
+			if calibrate != (sw.CalibratedRate > 0) {
+				t.Errorf("seed %d calibrate=%v: calibrated rate %.0f", seed, calibrate, sw.CalibratedRate)
+			}
+			for _, p := range sw.Probes {
+				if !p.Balanced() || p.Verdict == "" || p.Reason == "" {
+					t.Fatalf("seed %d: probe %+v: unbalanced or unjudged", seed, p.TargetRate)
+				}
+			}
+		}
+	}
+}
+
+func TestBracketIsMonotonic(t *testing.T) {
+	for _, calibrate := range []bool{false, true} {
+		for seed := uint64(1); seed <= 100; seed++ {
+			s := newSim(seed)
+			cfg := baseConfig(s)
+			if calibrate {
+				cfg.Calibrate = s.calibrator(10)
+			}
+			var brackets []result.Bracket
+			cfg.OnProbe = func(sw result.Sweep) { brackets = append(brackets, sw.Bracket) }
+			sw, err := Run(context.Background(), s, cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(brackets) != len(sw.Probes) {
+				t.Fatalf("seed %d: OnProbe called %d times for %d probes", seed, len(brackets), len(sw.Probes))
+			}
+			for i := 1; i < len(brackets); i++ {
+				a, b := brackets[i-1], brackets[i]
+				if b.Lo < a.Lo || (a.Hi != 0 && (b.Hi == 0 || b.Hi > a.Hi)) {
+					t.Errorf("seed %d calibrate=%v: bracket went %+v -> %+v", seed, calibrate, a, b)
+				}
+				if b.Hi != 0 && b.Lo >= b.Hi {
+					t.Errorf("seed %d: bracket %+v inverted", seed, b)
+				}
+			}
+		}
+	}
+}
+
+func TestEarlyAbortCutsFailingProbesOnly(t *testing.T) {
+	var full, cut float64
+	for seed := uint64(1); seed <= 50; seed++ {
+		s1, s2 := newSim(seed), newSim(seed)
+		cfg := baseConfig(s1)
+		with, err := Run(context.Background(), s1, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.NoEarlyAbort = true
+		without, err := Run(context.Background(), s2, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if with.Knee != without.Knee {
+			t.Errorf("seed %d: knee %.0f with early abort, %.0f without", seed, with.Knee, without.Knee)
+		}
+		for i, b := range s1.budgets {
+			if want := Budget(0.001, s1.calls[i], 120*time.Second); b != want {
+				t.Errorf("seed %d: probe at %.0f got budget %d, want %d", seed, s1.calls[i], b, want)
+			}
+		}
+		for _, b := range s2.budgets {
+			if b >= 0 {
+				t.Fatalf("seed %d: NoEarlyAbort still passed budget %d", seed, b)
+			}
+		}
+		for _, p := range with.Probes {
+			if p.Verdict == result.Pass && (p.CutShort || p.MeasuredS != p.DurationS) {
+				t.Errorf("seed %d: passing probe at %.0f ran %.0f of %.0f s", seed, p.TargetRate, p.MeasuredS, p.DurationS)
+			}
+			if p.CutShort && p.Verdict != result.Fail {
+				t.Errorf("seed %d: cut probe at %.0f judged %s", seed, p.TargetRate, p.Verdict)
+			}
+		}
+		full += without.ProbeMinutes
+		cut += with.ProbeMinutes
+	}
+	if cut >= 0.8*full {
+		t.Errorf("early abort: %.0f probe-minutes against %.0f without; want a clear saving", cut, full)
+	}
+}
+
+func TestResumeDoesNotRepeatProbes(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		s := newSim(seed)
+		cfg := baseConfig(s)
+		cfg.Calibrate = s.calibrator(10)
+		whole, err := Run(context.Background(), s, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 1; k < len(whole.Probes); k++ {
+			s2 := newSim(seed)
+			cfg2 := baseConfig(s2)
+			cfg2.Calibrate = func(context.Context) (Calibration, error) {
+				t.Fatalf("resumed search calibrated again")
+				return Calibration{}, nil
+			}
+			cfg2.Estimate = whole.CalibratedRate
+			resumed, err := Run(context.Background(), s2, cfg2, whole.Probes[:k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s2.calls) != len(whole.Probes)-k {
+				t.Errorf("seed %d, %d prior probes: resumed search ran %d probes, want %d", seed, k, len(s2.calls), len(whole.Probes)-k)
+			}
+			if resumed.Knee != whole.Knee || len(resumed.Probes) != len(whole.Probes) || resumed.Bracket != whole.Bracket {
+				t.Errorf("seed %d, %d prior: resumed knee %.0f bracket %+v (%d probes), uninterrupted %.0f %+v (%d)",
+					seed, k, resumed.Knee, resumed.Bracket, len(resumed.Probes), whole.Knee, whole.Bracket, len(whole.Probes))
+			}
+		}
+	}
+}
+
+func TestInterruptThenResume(t *testing.T) {
+	s := newSim(3)
+	cfg := baseConfig(s)
+	whole, err := Run(context.Background(), newSim(3), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
+		if n == 4 {
+			cancel()
+		}
+	}
+	part, err := Run(ctx, s, cfg, nil)
+	if !errors.Is(err, context.Canceled) || part.Stop != StopInterrupted || len(part.Probes) != 4 || !part.Probes[3].Interrupted {
+		t.Fatalf("interrupted Run: err %v stop %q probes %d; want context.Canceled, interrupted, 3 probes and an interrupted 4th",
+			err, part.Stop, len(part.Probes))
+	}
+	cfg.OnStart = nil
+	s2 := newSim(3)
+	rest, err := Run(context.Background(), s2, cfg, part.Probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rest.Knee != whole.Knee || len(s2.calls) != len(whole.Probes)-3 {
+		t.Errorf("resumed after interrupt: knee %.0f with %d new probes; uninterrupted knee %.0f with %d probes",
+			rest.Knee, len(s2.calls), whole.Knee, len(whole.Probes))
+	}
+}
+
+func TestInterruptedProbeIsKeptNotReused(t *testing.T) {
+	s := newSim(4)
+	cfg := baseConfig(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	p := proberFunc(func(ctx context.Context, rate float64) (*result.Probe, error) {
+		if len(s.calls) == 2 {
+			cancel()
+			return &result.Probe{TargetRate: rate, Interrupted: true, WarmupS: 5, MeasuredS: 7}, ctx.Err()
+		}
+		return s.Probe(ctx, rate)
+	})
+	part, err := Run(ctx, p, cfg, nil)
+	if !errors.Is(err, context.Canceled) || len(part.Probes) != 3 || !part.Probes[2].Interrupted || part.Probes[2].Verdict != "" {
+		t.Fatalf("Run: err %v, probes %+v; want the third probe kept as interrupted and unjudged", err, part.Probes)
+	}
+	if part.ProbeMinutes <= 0 {
+		t.Errorf("probe-minutes %.2f: the interrupted probe's time must count", part.ProbeMinutes)
+	}
+	s2 := newSim(4)
+	if _, err := Run(context.Background(), s2, baseConfig(s2), part.Probes); err != nil {
+		t.Fatal(err)
+	}
+	if len(s2.calls) == 0 || s2.calls[0] != part.Probes[2].TargetRate {
+		t.Errorf("resume: first new probe at %v, want the interrupted rate %.0f run again", s2.calls, part.Probes[2].TargetRate)
+	}
+}
+
+type proberFunc func(ctx context.Context, rate float64) (*result.Probe, error)
+
+func (f proberFunc) Probe(ctx context.Context, rate float64) (*result.Probe, error) {
+	return f(ctx, rate)
+}
+
+func TestP99SLOLowersTheKnee(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		s := newSim(seed)
+		cfg := baseConfig(s)
+		cfg.P99SLO = 50 * time.Millisecond // base 5 ms / (1-ρ) <= 50 ms  <=>  ρ <= 0.9
+		sw, err := Run(context.Background(), s, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		klo, khi := trueKnee(s, cfg, 3), trueKnee(s, cfg, 1)
+		if sw.Knee < klo*(1-cfg.Precision-3*s.Noise) || sw.Knee > khi*(1+3*s.Noise) || khi > 0.92*s.C {
+			t.Errorf("seed %d C=%.0f: knee with 50 ms SLO %.0f, want %.0f..%.0f (<= 0.9 C)", seed, s.C, sw.Knee, klo, khi)
+		}
+		sloFails := 0
+		for _, p := range sw.Probes {
+			if p.Verdict == result.Fail && strings.Contains(p.Reason, "SLO") {
+				sloFails++
+			}
+		}
+		if sloFails == 0 {
+			t.Errorf("seed %d: no probe failed by the SLO", seed)
+		}
+	}
+}
+
+func TestDriverLimitedStopsTheSearch(t *testing.T) {
+	s := newSim(5)
+	s.C = 5000
+	s.DriverLimit = 1000
+	cfg := baseConfig(s)
+	cfg.StartRate = 100
+	sw, err := Run(context.Background(), s, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := sw.Probes[len(sw.Probes)-1]
+	if !strings.HasPrefix(sw.Stop, StopDriverLimited) || sw.Converged || last.Verdict != result.DriverLimited {
+		t.Fatalf("stop %q converged %v last verdict %q; want driver_limited, not converged", sw.Stop, sw.Converged, last.Verdict)
+	}
+	if sw.Knee != 800 || last.TargetRate != 1600 || !last.Retry || len(s.calls) != 6 {
+		t.Errorf("knee %.0f, last rate %.0f (retry %v), calls %v; want knee 800 (100..800 passed), stop at 1600 after one retry",
+			sw.Knee, last.TargetRate, last.Retry, s.calls)
+	}
+	// A passing hiccup: the retry passes and the search goes on.
+	h := newSim(5)
+	h.C = 5000
+	hp := proberFunc(func(ctx context.Context, rate float64) (*result.Probe, error) {
+		p, err := h.Probe(ctx, rate)
+		if len(h.calls) == 2 {
+			p.DriverLimited, p.DriverLimitReason = true, "scheduler lag p99 25 ms"
+		}
+		return p, err
+	})
+	sw, err = Run(context.Background(), hp, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Probes[1].Verdict != result.DriverLimited || !sw.Probes[2].Retry || sw.Probes[2].Verdict != result.Pass || !sw.Converged {
+		t.Errorf("one driver_limited hiccup: probes 2,3 %s, %s (retry %v); converged %v; want driver_limited then a passing retry",
+			sw.Probes[1].Verdict, sw.Probes[2].Verdict, sw.Probes[2].Retry, sw.Converged)
+	}
+}
+
+func TestNotSteadyProbeFails(t *testing.T) {
+	// Capacity falls 10 % through the probe (cost growing as the table grows): at 925/s
+	// the queue only starts to build late, so no arrival is rejected, but the queue wait
+	// climbs: a longer probe would fail.
+	s := &sim{C: 1000, Seed: 9, Warmup: 5, Duration: 120, Decay: 0.1}
+	cfg := Config{MaxErrorRate: 0.001}
+	p, err := s.Probe(context.Background(), 925)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, why := Judge(p, cfg)
+	if p.ErrorRate() > cfg.MaxErrorRate || v != result.NotSteady {
+		t.Fatalf("decaying server at 925/s: error rate %.4f, verdict %s (%s); want <= 0.001 and not_steady", p.ErrorRate(), v, why)
+	}
+	p, _ = (&sim{C: 1000, Seed: 9, Warmup: 5, Duration: 120}).Probe(context.Background(), 925)
+	if v, why := Judge(p, cfg); v != result.Pass {
+		t.Errorf("steady server at 925/s: verdict %s (%s), want pass", v, why)
+	}
+	// The search lands below every rate that was not steady.
+	sd := &sim{C: 1000, Seed: 9, Warmup: 5, Duration: 120, Decay: 0.1}
+	sw, err := Run(context.Background(), sd, Config{MaxErrorRate: 0.001, StartRate: 100, Duration: 120 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notSteady := 0
+	for _, p := range sw.Probes {
+		if p.Verdict == result.NotSteady {
+			notSteady++
+			if p.TargetRate <= sw.Knee {
+				t.Errorf("knee %.0f at or above a not_steady rate %.0f", sw.Knee, p.TargetRate)
+			}
+		}
+	}
+	if notSteady == 0 || sw.Knee < 700 || !sw.Converged {
+		t.Errorf("decaying server: knee %.0f, %d not_steady probes, converged %v; want a converged knee above 700 bounded by not_steady probes",
+			sw.Knee, notSteady, sw.Converged)
+	}
+}
+
+func TestFaultIsRetriedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    *sim
+	}{
+		{"probe error", &sim{ErrorCalls: map[int]bool{2: true}}},
+		{"connection errors", &sim{ConnCalls: map[int]bool{2: true}}},
+	} {
+		s := tc.s
+		s.C, s.Seed, s.Warmup, s.Duration, s.Noise = 2000, 1, 5, 60, 0.01
+		cfg := Config{MaxErrorRate: 0.001, StartRate: 100, Duration: 60 * time.Second}
+		sw, err := Run(context.Background(), s, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p1, p2 := sw.Probes[1], sw.Probes[2]
+		if p1.Verdict != result.Fault || p1.Retry || p2.TargetRate != p1.TargetRate || !p2.Retry || p2.Verdict != result.Pass {
+			t.Errorf("%s: probes 2,3 = %s/%v at %.0f, %s/%v at %.0f; want fault then a passing retry at the same rate",
+				tc.name, p1.Verdict, p1.Retry, p1.TargetRate, p2.Verdict, p2.Retry, p2.TargetRate)
+		}
+		if !sw.Converged {
+			t.Errorf("%s: search did not go on after the retry: stop %q", tc.name, sw.Stop)
+		}
+	}
+	s := &sim{C: 2000, Seed: 1, Warmup: 5, Duration: 60, ErrorCalls: map[int]bool{2: true, 3: true}}
+	sw, err := Run(context.Background(), s, Config{MaxErrorRate: 0.001, StartRate: 100}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sw.Stop, StopFault) || len(sw.Probes) != 3 || sw.Converged {
+		t.Errorf("two faults: stop %q after %d probes; want fault after 3", sw.Stop, len(sw.Probes))
+	}
+}
+
+func TestConfirm(t *testing.T) {
+	s := newSim(11)
+	cfg := baseConfig(s)
+	plain, err := Run(context.Background(), newSim(11), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Confirm = 2
+	sw, err := Run(context.Background(), s, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Probes) != len(plain.Probes)+4 || sw.Stop != StopConfirmed {
+		t.Fatalf("confirm 2: %d probes (plain %d), stop %q; want 4 more and %q", len(sw.Probes), len(plain.Probes), sw.Stop, StopConfirmed)
+	}
+	if sw.Knee != plain.Knee {
+		t.Errorf("confirm on a steady server moved the knee: %.0f -> %.0f", plain.Knee, sw.Knee)
+	}
+	// A knee that fails a repeat no longer counts: the knee drops to the next rate that
+	// passed every time.
+	f := newSim(11)
+	f.FlakyRate = plain.Knee
+	sw, err = Run(context.Background(), f, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Knee >= plain.Knee || sw.Knee == 0 || sw.Bracket.Lo != sw.Knee || sw.Bracket.Hi != plain.Knee {
+		t.Errorf("flaky knee %.0f: confirmed knee %.0f bracket %+v; want below it, bracket hi = %.0f", plain.Knee, sw.Knee, sw.Bracket, plain.Knee)
+	}
+}
+
+func TestNoPassAndMaxProbes(t *testing.T) {
+	var rates []float64
+	down := proberFunc(func(ctx context.Context, rate float64) (*result.Probe, error) {
+		rates = append(rates, rate)
+		n := int64(rate * 10)
+		return &result.Probe{TargetRate: rate, Scheduled: n, Committed: n / 2, Rejected: n - n/2, MeasuredS: 10, DurationS: 10}, nil
+	})
+	sw, err := Run(context.Background(), down, Config{MaxErrorRate: 0.001, StartRate: 1000}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Stop != StopNoPass || sw.Knee != 0 || sw.Converged || rates[len(rates)-1] != DefaultMinRate {
+		t.Errorf("server failing every rate: stop %q knee %.0f converged %v rates %v; want no_pass after probing down to %v",
+			sw.Stop, sw.Knee, sw.Converged, rates, DefaultMinRate)
+	}
+	for i := 1; i < len(rates); i++ {
+		if rates[i] >= rates[i-1] {
+			t.Errorf("rates did not fall: %v", rates)
+		}
+	}
+	s := newSim(1)
+	sw, err = Run(context.Background(), s, Config{MaxErrorRate: 0.001, StartRate: 1, MaxProbes: 3}, nil)
+	if err != nil || sw.Stop != StopMaxProbes || len(sw.Probes) != 3 || sw.Converged {
+		t.Errorf("MaxProbes 3: err %v stop %q probes %d converged %v", err, sw.Stop, len(sw.Probes), sw.Converged)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	for _, tc := range []struct {
+		er, rate float64
+		d        time.Duration
+		want     int64
+	}{
+		{0.001, 1000, 420 * time.Second, 420},
+		{0.001, 1000, 10 * time.Second, 10},
+		{0.001, 99, 10 * time.Second, 0},
+		{0, 5000, time.Minute, 0},
+		{0.01, 333, 15 * time.Second, 49},
+	} {
+		if got := Budget(tc.er, tc.rate, tc.d); got != tc.want {
+			t.Errorf("Budget(%g, %g, %v) = %d, want %d", tc.er, tc.rate, tc.d, got, tc.want)
+		}
+	}
+}
