@@ -1,0 +1,76 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func parseRun(t *testing.T, args ...string) (*Run, error) {
+	t.Helper()
+	var c Run
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	BindRun(fs, &c)
+	if err := Parse(fs, args); err != nil {
+		return nil, err
+	}
+	return &c, c.Validate([]string{"oltp", "transfer", "insert"})
+}
+
+func TestRunDefaults(t *testing.T) {
+	c, err := parseRun(t, "--rate", "500")
+	if err != nil {
+		t.Fatalf("run --rate 500: %v", err)
+	}
+	if c.Workload != "oltp" || c.Duration.String() != "7m0s" || c.Warmup.String() != "30s" || c.Conns != 50 ||
+		c.PoolWait.String() != "1s" || c.MaxTries != 1 || c.SyncCommit != "on" || c.Zipf != 1 ||
+		c.ExecMode != "cache_statement" || c.StatementTimeout.String() != "5s" || c.LockTimeout.String() != "1s" ||
+		c.IdleInTxTimeout.String() != "10s" || c.AppName != "pgceiling" || c.Rows != 200_000 {
+		t.Errorf("run --rate 500: defaults %+v", c)
+	}
+}
+
+func TestRunValidate(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string // every fragment must appear in the one-line error
+	}{
+		{nil, []string{"--rate is required"}},
+		{[]string{"--rate", "NaN"}, []string{"--rate must be a finite number"}},
+		{[]string{"--rate", "+Inf"}, []string{"--rate must be a finite number"}},
+		{[]string{"--rate", "-5"}, []string{"--rate must be a finite number"}},
+		{[]string{"--rate", "5", "--workload", "tranfser"}, []string{`did you mean "transfer"`}},
+		{[]string{"--rate", "5", "--sync-commit", "of"}, []string{"--sync-commit", "valid: on, off"}},
+		{[]string{"--rate", "5", "--exec-mode", "simple"}, []string{"--exec-mode"}},
+		// Every problem at once.
+		{[]string{"--rate", "0", "--conns", "0", "--duration", "0s", "--zipf", "-1", "--pool-wait", "0s", "--max-tries", "0", "--lock-timeout", "-1s"},
+			[]string{"--rate", "--conns", "--duration", "--zipf", "--pool-wait", "--max-tries", "--lock-timeout"}},
+	}
+	for _, c := range cases {
+		_, err := parseRun(t, c.args...)
+		if err == nil || !IsUsage(err) {
+			t.Errorf("run %v: err %v, want a usage error", c.args, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("run %v: error %q, want one line containing %q", c.args, err, w)
+			}
+		}
+	}
+}
+
+func TestRunConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.conf")
+	os.WriteFile(path, []byte("# a probe\nrate = 300\nworkload = transfer\nconns = 8\n"), 0o644)
+	c, err := parseRun(t, "--config", path, "--conns", "12")
+	if err != nil {
+		t.Fatalf("run --config: %v", err)
+	}
+	if c.Rate != 300 || c.Workload != "transfer" || c.Conns != 12 {
+		t.Errorf("run --config %s --conns 12: rate %v workload %s conns %d; want file values, flags winning", path, c.Rate, c.Workload, c.Conns)
+	}
+}

@@ -1,0 +1,448 @@
+package driver
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
+
+	"github.com/pgceiling/pgceiling/internal/pgtest"
+	"github.com/pgceiling/pgceiling/localpg"
+	"github.com/pgceiling/pgceiling/result"
+	"github.com/pgceiling/pgceiling/workload"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, localpg.Options{})) }
+
+// testWorkload is a workload defined by the test: a function run as Do.
+type testWorkload struct {
+	table string
+	do    func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error
+	snap  func(ctx context.Context, q workload.Querier) (string, error)
+}
+
+func (w *testWorkload) Name() string  { return "test" }
+func (w *testWorkload) Table() string { return w.table }
+func (w *testWorkload) Do(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return w.do(ctx, tx, rng) })
+}
+
+// balancedWorkload adds the workload.Checker ability.
+type balancedWorkload struct{ *testWorkload }
+
+func (w balancedWorkload) Snapshot(ctx context.Context, q workload.Querier) (string, error) {
+	return w.snap(ctx, q)
+}
+
+// insertOne inserts the one row per transaction the row check counts.
+func insertOne(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
+	_, err := tx.Exec(ctx, "INSERT INTO pgceiling.events (v) VALUES ($1)", rng.Int64())
+	return err
+}
+
+// then runs insertOne and then more statements, in one transaction.
+func then(more func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error) *testWorkload {
+	return &testWorkload{table: "events", do: func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
+		if err := insertOne(ctx, tx, rng); err != nil {
+			return err
+		}
+		return more(ctx, tx, rng)
+	}}
+}
+
+func exec(sql string) func(context.Context, pgx.Tx, *rand.Rand) error {
+	return func(ctx context.Context, tx pgx.Tx, _ *rand.Rand) error {
+		_, err := tx.Exec(ctx, sql)
+		return err
+	}
+}
+
+// setup makes a fresh database with the test tables and a pool of conns connections.
+func setup(t *testing.T, s Session, conns int) (*pgxpool.Pool, string) {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer c.Close(ctx)
+	for _, q := range []string{
+		"CREATE SCHEMA pgceiling",
+		"CREATE TABLE pgceiling.events (id bigserial PRIMARY KEY, v bigint, at timestamptz NOT NULL DEFAULT now())",
+		"CREATE TABLE pgceiling.pair (id int PRIMARY KEY, n bigint NOT NULL)",
+		"INSERT INTO pgceiling.pair VALUES (1, 1000), (2, 1000)",
+	} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatalf("setup %q: %v", q, err)
+		}
+	}
+	if s.AppName == "" {
+		s.AppName = "pgceiling-test"
+	}
+	pool, err := NewPool(ctx, dsn, s, conns, pgx.QueryExecModeCacheStatement)
+	if err != nil {
+		t.Fatalf("NewPool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, dsn
+}
+
+// checkBooks asserts the accounting invariant, the row check and the series' sums.
+func checkBooks(t *testing.T, p *result.Probe, wantRowsOK bool) {
+	t.Helper()
+	if !p.Balanced() {
+		t.Errorf("books do not balance: scheduled %d != committed %d + failed %v (%d) + rejected %d",
+			p.Scheduled, p.Committed, p.Failed, p.Failed.Total(), p.Rejected)
+	}
+	if p.Checks.RowsOK != wantRowsOK {
+		t.Errorf("row check: ok=%v, want %v (%+v)", p.Checks.RowsOK, wantRowsOK, p.Checks)
+	}
+	if wantRowsOK && len(p.Checks.Problems) > 0 {
+		t.Errorf("checks report problems: %q", p.Checks.Problems)
+	}
+	if p.Latency.Count != p.Committed || p.Service.Count != p.Committed {
+		t.Errorf("latency histogram counts %d, service %d, want one per commit (%d)", p.Latency.Count, p.Service.Count, p.Committed)
+	}
+	if p.WarmupS == 0 { // with no warm-up, the series covers exactly the measured arrivals
+		var off, com, bad int64
+		for _, s := range p.Series {
+			off += s.Offered
+			com += s.Committed
+			bad += s.Failed.Total()
+		}
+		if off != p.Scheduled || com != p.Committed || bad != p.FailedAndRejected() {
+			t.Errorf("series sums offered %d committed %d failed %d, want %d, %d, %d",
+				off, com, bad, p.Scheduled, p.Committed, p.FailedAndRejected())
+		}
+	}
+}
+
+func run(t *testing.T, ctx context.Context, pool *pgxpool.Pool, w *testWorkload, cfg Config) *result.Probe {
+	t.Helper()
+	var wl interface {
+		Name() string
+		Table() string
+		Do(context.Context, *pgx.Conn, *rand.Rand) error
+	} = w
+	if w.snap != nil {
+		wl = balancedWorkload{w}
+	}
+	p, err := Run(ctx, pool, wl, cfg)
+	if err != nil {
+		t.Fatalf("Run(rate %v, %v): %v", cfg.Rate, cfg.Duration, err)
+	}
+	return p
+}
+
+func TestRunInsert(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	pool, _ := setup(t, DefaultSession(), 4)
+	var seconds atomic.Int64
+	cfg := Config{Rate: 200, Warmup: 500 * time.Millisecond, Duration: 2 * time.Second, Conns: 4, Seed: 7,
+		SyncCommit: "on", OnSecond: func(result.Second, Live) { seconds.Add(1) }}
+	p := run(t, context.Background(), pool, &testWorkload{table: "events", do: insertOne}, cfg)
+	checkBooks(t, p, true)
+	if p.Scheduled < 300 || p.Scheduled > 500 {
+		t.Errorf("scheduled %d in 2 s at 200/s, want about 400", p.Scheduled)
+	}
+	if p.Committed < p.Scheduled*9/10 || p.MeasuredS != 2 || p.AchievedRate != float64(p.Committed)/2 {
+		t.Errorf("committed %d of %d, measured %vs, achieved %v: want nearly all in 2 s", p.Committed, p.Scheduled, p.MeasuredS, p.AchievedRate)
+	}
+	if p.Checks.CommittedTotal <= p.Committed || p.Checks.RowDelta != p.Checks.CommittedTotal {
+		t.Errorf("checks %+v: want warm-up commits counted and rows to match", p.Checks)
+	}
+	if len(p.Series) != 3 || p.Series[0].Phase != result.PhaseWarmup || p.Series[1].Phase != result.PhaseMeasure {
+		t.Errorf("series %+v: want 3 seconds, warm-up then measure", p.Series)
+	}
+	if p.Server.Version == "" || p.Server.Fsync == "" || p.Server.SynchronousCommit == "" {
+		t.Errorf("server brief %+v incomplete", p.Server)
+	}
+	if p.Latency.P50 <= 0 || p.Latency.P99 < p.Latency.P50 || p.Latency.Max < p.Latency.P999 {
+		t.Errorf("latency %+v not ordered", p.Latency)
+	}
+	if seconds.Load() < 2 {
+		t.Errorf("OnSecond called %d times in a 2.5 s probe", seconds.Load())
+	}
+	if p.SchedLagP99Ms <= 0 || p.SchedLagP99Ms > p.Latency.Max {
+		t.Errorf("scheduler lag p99 %v ms: want a measured lag, below the worst latency %v ms", p.SchedLagP99Ms, p.Latency.Max)
+	}
+	if p.Interrupted || p.CutShort || p.ClientCPUSeconds <= 0 {
+		t.Errorf("interrupted %v cut %v cpu %v", p.Interrupted, p.CutShort, p.ClientCPUSeconds)
+	}
+	pool.Close()
+	goleak.VerifyNone(t, leaks)
+}
+
+func TestCoordinatedOmission(t *testing.T) {
+	s := DefaultSession()
+	s.LockTimeout = 10 * time.Second
+	pool, dsn := setup(t, s, 4)
+	ctx := context.Background()
+	locker, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(ctx)
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every transaction inserts into events; EXCLUSIVE blocks inserts but not count(*).
+	if _, err := tx.Exec(ctx, "LOCK TABLE pgceiling.events IN EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *result.Probe)
+	go func() {
+		done <- run(t, ctx, pool, &testWorkload{table: "events", do: insertOne},
+			Config{Rate: 100, Duration: 3 * time.Second, Conns: 4, PoolWait: 500 * time.Millisecond, Seed: 1})
+	}()
+	time.Sleep(2 * time.Second) // the stall being simulated, not synchronisation
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	released := time.Now()
+	p := <-done
+	checkBooks(t, p, true)
+	// The probe started a little after the lock was taken (it first reads the server and
+	// opens its connections): the stall it saw runs from its start to the release.
+	stall := released.Sub(p.StartedAt)
+	if stall < 1500*time.Millisecond {
+		t.Fatalf("the probe saw only %v of the stall; the test needs at least 1.5 s", stall)
+	}
+	stallMs := float64(stall.Milliseconds())
+	if p.Latency.P99 < 0.75*stallMs || p.Latency.Max < stallMs-100 {
+		t.Errorf("latency %+v: p99 and max must include the %v stall (latency from the intended start)", p.Latency, stall)
+	}
+	if p.Rejected < 50 || p.Failed[result.PoolTimeout] != 0 {
+		t.Errorf("rejected %d (failed %v): arrivals older than the 500 ms pool wait must be rejected", p.Rejected, p.Failed)
+	}
+	if p.QueueWait.Max > 600 {
+		t.Errorf("queue wait max %v ms: no arrival may start later than the pool wait", p.QueueWait.Max)
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	ctx := context.Background()
+	t.Run("statement_timeout", func(t *testing.T) {
+		s := DefaultSession()
+		s.StatementTimeout = 100 * time.Millisecond
+		pool, _ := setup(t, s, 4)
+		w := then(func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
+			if rng.IntN(3) == 0 {
+				return exec("SELECT pg_sleep(0.3)")(ctx, tx, rng)
+			}
+			return nil
+		})
+		p := run(t, ctx, pool, w, Config{Rate: 40, Duration: 1500 * time.Millisecond, Conns: 4, Seed: 3})
+		checkBooks(t, p, true)
+		if p.Failed[result.StatementTimeout] == 0 || p.Committed == 0 {
+			t.Errorf("failed %v committed %d: want statement timeouts and commits", p.Failed, p.Committed)
+		}
+	})
+	t.Run("lock_timeout", func(t *testing.T) {
+		s := DefaultSession()
+		s.LockTimeout = 100 * time.Millisecond
+		pool, dsn := setup(t, s, 4)
+		locker, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer locker.Close(ctx)
+		tx, _ := locker.Begin(ctx)
+		if _, err := tx.Exec(ctx, "LOCK TABLE pgceiling.events IN EXCLUSIVE MODE"); err != nil {
+			t.Fatal(err)
+		}
+		p := run(t, ctx, pool, &testWorkload{table: "events", do: insertOne},
+			Config{Rate: 20, Duration: time.Second, Conns: 4, Seed: 4})
+		tx.Rollback(ctx)
+		checkBooks(t, p, true)
+		if p.Failed[result.LockTimeout] == 0 || p.Failed[result.LockTimeout] != p.Scheduled-p.Rejected || p.Committed != 0 {
+			t.Errorf("failed %v committed %d scheduled %d: want every started arrival to fail lock_timeout", p.Failed, p.Committed, p.Scheduled)
+		}
+	})
+	deadlocking := then(func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
+		a, b := 1, 2
+		if rng.IntN(2) == 0 {
+			a, b = 2, 1
+		}
+		for _, q := range []string{"SET LOCAL deadlock_timeout = '20ms'"} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, "UPDATE pgceiling.pair SET n = n + 1 WHERE id = $1", a); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "SELECT pg_sleep(0.03)"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "UPDATE pgceiling.pair SET n = n + 1 WHERE id = $1", b)
+		return err
+	})
+	t.Run("deadlock", func(t *testing.T) {
+		pool, _ := setup(t, DefaultSession(), 4)
+		p := run(t, ctx, pool, deadlocking, Config{Rate: 60, Duration: 1500 * time.Millisecond, Conns: 4, Seed: 5})
+		checkBooks(t, p, true)
+		if p.Failed[result.Deadlock] == 0 || p.Retries != 0 {
+			t.Errorf("failed %v retries %d: want deadlocks, no retries with max tries 1", p.Failed, p.Retries)
+		}
+	})
+	t.Run("deadlock_retried", func(t *testing.T) {
+		pool, _ := setup(t, DefaultSession(), 4)
+		p := run(t, ctx, pool, deadlocking, Config{Rate: 60, Duration: 1500 * time.Millisecond, Conns: 4, Seed: 5, MaxTries: 5})
+		checkBooks(t, p, true)
+		if p.Retries == 0 {
+			t.Errorf("failed %v retries %d: want deadlocks retried with max tries 5", p.Failed, p.Retries)
+		}
+	})
+	t.Run("connection", func(t *testing.T) {
+		s := DefaultSession()
+		s.AppName = "pgceiling-kill-" + t.Name()[len(t.Name())-4:]
+		pool, dsn := setup(t, s, 4)
+		killer, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer killer.Close(ctx)
+		killed := make(chan int64, 1)
+		fired := false // OnSecond runs on one goroutine
+		w := then(exec("SELECT pg_sleep(0.1)"))
+		cfg := Config{Rate: 30, Duration: 2 * time.Second, Conns: 4, Seed: 6}
+		cfg.OnSecond = func(_ result.Second, lv Live) {
+			// Once the probe has committed work, terminate every driver backend, once.
+			if lv.Committed > 0 && !fired {
+				fired = true
+				var n int64
+				err := killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+					WHERE application_name = $1`, s.AppName).Scan(&n)
+				if err != nil {
+					t.Errorf("terminate: %v", err)
+				}
+				killed <- n
+			}
+		}
+		p := run(t, ctx, pool, w, cfg)
+		checkBooks(t, p, true)
+		select {
+		case n := <-killed:
+			if n == 0 {
+				t.Fatalf("no backend was terminated")
+			}
+		default:
+			t.Fatalf("the probe never committed, so no backend was terminated: %+v", p)
+		}
+		if p.Failed[result.Connection] == 0 || p.Checks.CommittedTotal == 0 {
+			t.Errorf("failed %v committed %d: want connection failures counted, and work to go on", p.Failed, p.Checks.CommittedTotal)
+		}
+	})
+}
+
+func TestErrorBudgetCutsShort(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	pool, _ := setup(t, DefaultSession(), 2)
+	begin := time.Now()
+	p := run(t, context.Background(), pool, then(exec("SELECT 1/0")),
+		Config{Rate: 100, Duration: 20 * time.Second, Conns: 2, ErrorBudget: 5, Seed: 8})
+	checkBooks(t, p, true)
+	if !p.CutShort || !strings.Contains(p.CutReason, "budget") || p.MeasuredS >= 5 || time.Since(begin) > 10*time.Second {
+		t.Errorf("cut %v (%q) after %vs: want an early stop on the error budget", p.CutShort, p.CutReason, p.MeasuredS)
+	}
+	if p.Failed[result.Other] <= 5 {
+		t.Errorf("failed %v: want more than the budget of 5 in class other", p.Failed)
+	}
+	pool.Close()
+	goleak.VerifyNone(t, leaks)
+}
+
+func TestInterruptedClosesBooks(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	pool, _ := setup(t, DefaultSession(), 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	p := run(t, ctx, pool, then(exec("SELECT pg_sleep(0.05)")),
+		Config{Rate: 100, Duration: 20 * time.Second, Conns: 4, Seed: 9, Streams: 3}) // three streams stop together
+	checkBooks(t, p, true)
+	if !p.Interrupted || p.MeasuredS > 2 || p.Scheduled == 0 {
+		t.Errorf("interrupted %v measured %vs scheduled %d: want a short, interrupted probe", p.Interrupted, p.MeasuredS, p.Scheduled)
+	}
+	pool.Close()
+	goleak.VerifyNone(t, leaks)
+}
+
+func TestDrainCancelsLeftovers(t *testing.T) {
+	leaks := goleak.IgnoreCurrent()
+	s := DefaultSession()
+	s.StatementTimeout = 0
+	pool, _ := setup(t, s, 2)
+	p := run(t, context.Background(), pool, then(exec("SELECT pg_sleep(3)")),
+		Config{Rate: 20, Duration: 500 * time.Millisecond, Conns: 2, Drain: 200 * time.Millisecond, Seed: 10})
+	checkBooks(t, p, true)
+	if p.Checks.Uncertain == 0 || p.Failed[result.Other] == 0 || p.Rejected == 0 {
+		t.Errorf("uncertain %d failed %v rejected %d: in-flight work past the drain must be cancelled and queued work rejected",
+			p.Checks.Uncertain, p.Failed, p.Rejected)
+	}
+	pool.Close()
+	goleak.VerifyNone(t, leaks)
+}
+
+func TestChecksCatchMismatch(t *testing.T) {
+	pool, _ := setup(t, DefaultSession(), 2)
+	twoRows := then(func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error { return insertOne(ctx, tx, rng) })
+	p := run(t, context.Background(), pool, twoRows, Config{Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 11})
+	checkBooks(t, p, false)
+	if len(p.Checks.Problems) == 0 || !strings.Contains(p.Checks.Problems[0], "ROW MISMATCH") {
+		t.Errorf("problems %q: want a loud row mismatch", p.Checks.Problems)
+	}
+
+	sum := func(ctx context.Context, q workload.Querier) (string, error) {
+		var s string
+		err := q.QueryRow(ctx, "SELECT sum(n)::text FROM pgceiling.pair").Scan(&s)
+		return s, err
+	}
+	move := func(delta int) *testWorkload {
+		w := then(func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
+			_, err := tx.Exec(ctx, "UPDATE pgceiling.pair SET n = n + CASE id WHEN 1 THEN 5 ELSE -5 + $1::int END", delta)
+			return err
+		})
+		w.snap = sum
+		return w
+	}
+	p = run(t, context.Background(), pool, move(0), Config{Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 12})
+	checkBooks(t, p, true)
+	if p.Checks.BalanceOK == nil || !*p.Checks.BalanceOK || p.Checks.BalanceBefore == "" {
+		t.Errorf("checks %+v: conserved sum must pass", p.Checks)
+	}
+	p = run(t, context.Background(), pool, move(1), Config{Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 13})
+	if p.Checks.BalanceOK == nil || *p.Checks.BalanceOK || !strings.Contains(strings.Join(p.Checks.Problems, " "), "BALANCE MISMATCH") {
+		t.Errorf("checks %+v: a leaking sum must be a loud mismatch", p.Checks)
+	}
+}
+
+func TestNewPoolTooManyConnections(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	_, err := NewPool(context.Background(), dsn, DefaultSession(), 100_000, pgx.QueryExecModeCacheStatement)
+	if err == nil || !strings.Contains(err.Error(), "max_connections") || strings.Count(err.Error(), "\n") > 0 {
+		t.Errorf("NewPool(100000 conns) = %v, want one clear line about max_connections", err)
+	}
+}
+
+func TestProberRunsBefore(t *testing.T) {
+	pool, _ := setup(t, DefaultSession(), 2)
+	var before int
+	pr := &Prober{Pool: pool, Workload: &testWorkload{table: "events", do: insertOne},
+		Config: Config{Duration: 300 * time.Millisecond, Conns: 2, Seed: 14},
+		Before: func(context.Context) error { before++; return nil }}
+	p, err := pr.Probe(context.Background(), 30)
+	if err != nil || before != 1 || p.TargetRate != 30 {
+		t.Fatalf("Probe(30) = %v, %v; before ran %d times", p, err, before)
+	}
+	checkBooks(t, p, true)
+}

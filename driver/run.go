@@ -1,0 +1,541 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgceiling/pgceiling/result"
+	"github.com/pgceiling/pgceiling/workload"
+)
+
+// Config is one probe's settings. Zero values take the documented defaults.
+type Config struct {
+	Rate     float64       // offered arrivals per second; required, > 0
+	Warmup   time.Duration // unmeasured lead-in
+	Duration time.Duration // measured window; required, > 0
+	Conns    int           // connection workers, each holding one pooled connection; default 50
+	PoolWait time.Duration // an arrival not started within this of its intended time is rejected; default 1 s
+	Seed     int64         // seeds the arrival streams and the workers' key choosers
+	MaxTries int           // attempts per arrival; only serialization and deadlock failures are retried; default 1
+	Streams  int           // arrival streams of Rate/Streams each; 0 = one per 5,000/s, at most 8
+
+	// ErrorBudget, when > 0, stops the probe early (CutShort) as soon as failed + rejected
+	// in the measured window exceed it: the probe can no longer pass, so it stops costing
+	// time. A probe within budget always runs its full length.
+	ErrorBudget int64
+	// Drain is the grace for queued and in-flight work after the window closes; default
+	// PoolWait + 5 s (the default statement timeout): the last arrival may start a pool
+	// wait late and then run up to the statement timeout. Then what remains is cancelled.
+	Drain time.Duration
+	// LagBound is the scheduler lag p99 above which the probe is driver_limited; default 20 ms.
+	LagBound time.Duration
+
+	// SyncCommit is recorded in the result ("on"/"off"); the workload applies it.
+	SyncCommit string
+	// Observer, if set, watches the server during the measured window.
+	Observer Observer
+	// OnSecond, if set, is called about once a second from the driver's own goroutine with
+	// the latest completed second of the series (zero before there is one) and live totals.
+	// It must return quickly.
+	OnSecond func(result.Second, Live)
+	// CountRows counts a pgceiling table's rows for the row check; default count(*).
+	CountRows func(ctx context.Context, table string) (int64, error)
+}
+
+// Live is the probe's state as it runs, for a progress line.
+type Live struct {
+	Elapsed      time.Duration // since the probe started, warm-up included
+	Phase        string        // warmup, measure or drain
+	OfferedRate  float64       // arrivals issued in the last tick, per second
+	AchievedRate float64       // commits in the last tick, per second
+	P99Ms        float64       // p99 latency of the latest completed second
+	Queue        int           // arrivals waiting now
+	Errors       int64         // failed + rejected so far, warm-up included
+	Committed    int64         // committed so far, warm-up included
+}
+
+func (c Config) withDefaults() Config {
+	if c.Conns == 0 {
+		c.Conns = 50
+	}
+	if c.PoolWait == 0 {
+		c.PoolWait = time.Second
+	}
+	if c.MaxTries == 0 {
+		c.MaxTries = 1
+	}
+	if c.Streams == 0 {
+		c.Streams = autoStreams(c.Rate)
+	}
+	if c.Drain == 0 {
+		c.Drain = c.PoolWait + 5*time.Second
+	}
+	if c.LagBound == 0 {
+		c.LagBound = 20 * time.Millisecond
+	}
+	return c
+}
+
+func (c Config) check() error {
+	switch {
+	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
+		return fmt.Errorf("probe: rate must be a finite number > 0, got %v", c.Rate)
+	case c.Duration <= 0:
+		return fmt.Errorf("probe: duration must be > 0, got %v", c.Duration)
+	case c.Warmup < 0, c.Conns < 1, c.PoolWait < 0, c.MaxTries < 1, c.Streams < 1, c.Drain < 0:
+		return fmt.Errorf("probe: invalid config (warmup %v, conns %d, pool wait %v, max tries %d, streams %d, drain %v)",
+			c.Warmup, c.Conns, c.PoolWait, c.MaxTries, c.Streams, c.Drain)
+	}
+	return nil
+}
+
+// Run runs one probe of w at cfg.Rate on pool and returns its result. The pool must allow
+// at least cfg.Conns connections. When ctx is cancelled the probe stops issuing, closes its
+// books and returns the partial result marked Interrupted (with a nil error). An error is
+// returned only when the probe could not run at all (bad config, server unreachable
+// before the start).
+func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Config) (*result.Probe, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if mc := int(pool.Config().MaxConns); mc < cfg.Conns {
+		return nil, fmt.Errorf("probe: the pool allows %d connections, %d workers asked for", mc, cfg.Conns)
+	}
+	p := &result.Probe{Workload: w.Name(), SyncCommit: cfg.SyncCommit, TargetRate: cfg.Rate,
+		Seed: cfg.Seed, Conns: cfg.Conns, PoolWaitMs: float64(cfg.PoolWait.Microseconds()) / 1000,
+		WarmupS: cfg.Warmup.Seconds(), DurationS: cfg.Duration.Seconds()}
+	brief, err := serverBrief(ctx, pool)
+	if err != nil {
+		return nil, err
+	}
+	p.Server = brief
+	count := cfg.CountRows
+	if count == nil {
+		count = func(ctx context.Context, table string) (int64, error) { return countRows(ctx, pool, table) }
+	}
+	p.Checks.Table = w.Table()
+	if p.Checks.RowsBefore, err = count(ctx, w.Table()); err != nil {
+		return nil, err
+	}
+	p.RowsAtStart = p.Checks.RowsBefore
+	snap, _ := w.(workload.Checker)
+	if snap != nil {
+		if p.Checks.BalanceBefore, err = snapshot(ctx, pool, snap); err != nil {
+			return nil, err
+		}
+	}
+
+	if sr, ok := w.(workload.SkewResetter); ok {
+		sr.ResetSkew() // the skew recorded is this probe's own
+	}
+	r := newProbeRun(pool, w, cfg)
+	if err := r.connect(ctx); err != nil {
+		return nil, err
+	}
+	cpu0 := cpuTime()
+	p.StartedAt = time.Now().UTC()
+	r.run(ctx)
+	wall := time.Since(r.start)
+	p.ClientCPUSeconds = (cpuTime() - cpu0).Seconds()
+	r.fill(p)
+
+	// The checks use a context that survives an interruption: the books must be verified.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	r.check(cctx, p, count, snap, pool)
+	if p.DriverLimitReason == "" && wall > 0 {
+		if share := p.ClientCPUSeconds / wall.Seconds(); share > 0.9*float64(runtime.GOMAXPROCS(0)) {
+			p.DriverLimited = true
+			p.DriverLimitReason = fmt.Sprintf("client CPU %.2f cores of %d", share, runtime.GOMAXPROCS(0))
+		}
+	}
+	return p, nil
+}
+
+// arrival is one waiting arrival: its intended offset from the probe start.
+type arrival struct{ at time.Duration }
+
+// worker is one connection worker with its own key RNG and histograms.
+type worker struct {
+	rng            *rand.Rand
+	conn           *pgxpool.Conn
+	lat, svc, wait *hdrhistogram.Histogram // measured window only
+	retries        int64
+}
+
+type probeRun struct {
+	pool    *pgxpool.Pool
+	w       workload.Workload
+	cfg     Config
+	start   time.Time
+	end     time.Duration // warmup + duration
+	streams []*stream
+	lags    []*hdrhistogram.Histogram // per stream, measured window
+	prog    []atomic.Int64            // per stream: every arrival before this offset was issued
+	queue   chan arrival
+	secs    []*second
+	warm    tally
+	meas    tally
+
+	stopOnce   sync.Once
+	stop       chan struct{}
+	stopAt     atomic.Int64 // offset where issuing stopped early; -1 while running
+	stopReason string       // set before stop is closed
+	budgetHit  atomic.Bool
+
+	workCtx    context.Context
+	cancelWork context.CancelFunc
+	workers    []*worker
+	uncertain  atomic.Int64
+	committed  atomic.Int64 // all commits so far, for the live rate
+	issued     atomic.Int64 // all arrivals so far
+	drained    atomic.Bool
+	obsErr     error
+	obsStarted bool
+	nextFinal  int
+	lastSecond result.Second
+	lastIssued int64
+}
+
+func newProbeRun(pool *pgxpool.Pool, w workload.Workload, cfg Config) *probeRun {
+	r := &probeRun{pool: pool, w: w, cfg: cfg, end: cfg.Warmup + cfg.Duration,
+		stop: make(chan struct{}), prog: make([]atomic.Int64, cfg.Streams)}
+	r.stopAt.Store(-1)
+	for i := range cfg.Streams {
+		r.streams = append(r.streams, newStream(cfg.Rate/float64(cfg.Streams), cfg.Seed, i))
+		r.lags = append(r.lags, newHist())
+	}
+	// Poisson counts in one pool wait rarely exceed mean + 6 sd; past that, the arrival
+	// would be rejected anyway.
+	mean := cfg.Rate * cfg.PoolWait.Seconds()
+	r.queue = make(chan arrival, int(mean+6*math.Sqrt(mean))+cfg.Conns+64)
+	n := int((r.end + time.Second - 1) / time.Second)
+	r.secs = make([]*second, n)
+	for i := range r.secs {
+		r.secs[i] = &second{}
+	}
+	for i := range cfg.Conns {
+		r.workers = append(r.workers, &worker{
+			rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(1_000_000+i))),
+			lat: newHist(), svc: newHist(), wait: newHist()})
+	}
+	return r
+}
+
+// connect opens every worker's connection before the probe starts, so connection setup
+// is never measured as latency nor delays the first arrivals.
+func (r *probeRun) connect(ctx context.Context) error {
+	errs := make(chan error, len(r.workers))
+	for _, wk := range r.workers {
+		go func() {
+			c, err := r.pool.Acquire(ctx)
+			wk.conn = c
+			errs <- err
+		}()
+	}
+	var first error
+	for range r.workers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		for _, wk := range r.workers {
+			if wk.conn != nil {
+				wk.conn.Release()
+				wk.conn = nil
+			}
+		}
+		return fmt.Errorf("open %d connections: %w", len(r.workers), first)
+	}
+	return nil
+}
+
+func (r *probeRun) phaseOf(at time.Duration) string {
+	if at < r.cfg.Warmup {
+		return result.PhaseWarmup
+	}
+	return result.PhaseMeasure
+}
+
+func (r *probeRun) tallyOf(at time.Duration) *tally {
+	if at < r.cfg.Warmup {
+		return &r.warm
+	}
+	return &r.meas
+}
+
+// halt stops issuing at the current offset; the measured window ends there.
+func (r *probeRun) halt(reason string) {
+	r.stopOnce.Do(func() {
+		r.stopReason = reason
+		r.stopAt.Store(int64(time.Since(r.start)))
+		close(r.stop)
+	})
+}
+
+// run is the probe proper: schedulers, workers, the window's end, the drain.
+func (r *probeRun) run(ctx context.Context) {
+	// Work runs on a context of its own: an interruption stops issuing, but in-flight
+	// work drains within the grace before it is cancelled.
+	r.workCtx, r.cancelWork = context.WithCancel(context.WithoutCancel(ctx))
+	defer r.cancelWork()
+	r.start = time.Now()
+
+	var workers sync.WaitGroup
+	for _, wk := range r.workers {
+		workers.Add(1)
+		go func() { defer workers.Done(); r.work(wk) }()
+	}
+	var scheds sync.WaitGroup
+	for i, s := range r.streams {
+		scheds.Add(1)
+		go func() { defer scheds.Done(); r.schedule(i, s) }()
+	}
+	schedDone := make(chan struct{})
+	go func() { scheds.Wait(); close(schedDone) }()
+	workDone := make(chan struct{})
+
+	tick := time.NewTicker(time.Second) // progress only; arrivals never use it
+	defer tick.Stop()
+	var window *time.Timer
+	if r.cfg.Warmup > 0 {
+		window = time.NewTimer(r.cfg.Warmup)
+		defer window.Stop()
+	} else {
+		r.startObserver()
+	}
+	var windowC <-chan time.Time
+	if window != nil {
+		windowC = window.C
+	}
+	var last Live
+	var drainC <-chan time.Time
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case <-ctxDone:
+			ctxDone = nil
+			r.halt("interrupted")
+		case <-windowC:
+			windowC = nil
+			if r.stopAt.Load() < 0 {
+				r.startObserver()
+			}
+		case <-schedDone:
+			schedDone = nil
+			close(r.queue) // workers finish the queue, then exit
+			r.drained.Store(true)
+			go func() { workers.Wait(); close(workDone) }()
+			d := time.NewTimer(r.cfg.Drain)
+			defer d.Stop()
+			drainC = d.C
+		case <-drainC:
+			drainC = nil
+			r.cancelWork() // what is still queued is rejected, in-flight work fails
+		case <-workDone:
+			r.finalize(true)
+			return
+		case <-tick.C:
+			r.finalize(false)
+			last = r.progress(last)
+		}
+	}
+}
+
+func (r *probeRun) startObserver() {
+	if r.cfg.Observer == nil {
+		return
+	}
+	r.obsStarted = true
+	if err := r.cfg.Observer.Start(r.workCtx); err != nil {
+		r.obsErr = fmt.Errorf("observer start: %w", err)
+		r.obsStarted = false
+	}
+}
+
+// schedule issues stream i's arrivals at their intended times until the window's end or
+// the stop offset.
+func (r *probeRun) schedule(i int, s *stream) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	stop := r.stop
+	for {
+		at := s.peek()
+		r.prog[i].Store(int64(at))
+		if at >= r.end {
+			break
+		}
+		if sa := r.stopAt.Load(); sa >= 0 && int64(at) >= sa {
+			break
+		}
+		if wait := time.Until(r.start.Add(at)); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-stop:
+				timer.Stop()
+				stop = nil
+				continue // re-check against the stop offset
+			}
+		}
+		s.advance()
+		r.emit(i, at)
+	}
+	r.prog[i].Store(math.MaxInt64)
+}
+
+// emit books one arrival and queues it, or rejects it when the queue is full.
+func (r *probeRun) emit(i int, at time.Duration) {
+	lag := time.Since(r.start.Add(at))
+	t := r.tallyOf(at)
+	t.scheduled.Add(1)
+	r.issued.Add(1)
+	if at >= r.cfg.Warmup {
+		record(r.lags[i], lag)
+	}
+	sec := r.secs[at/time.Second]
+	select {
+	case r.queue <- arrival{at}:
+		sec.arrive(len(r.queue), lag)
+	default:
+		sec.arrive(len(r.queue), lag)
+		r.settle(arrival{at}, nil, false, result.PoolTimeout, -1, 0, 0)
+	}
+}
+
+// settle books an arrival's outcome in its phase and second, and in the worker's
+// histograms (wk nil for rejections without a worker).
+func (r *probeRun) settle(a arrival, wk *worker, ok bool, c result.Class, wait, svc, lat time.Duration) {
+	t := r.tallyOf(a.at)
+	if ok {
+		t.committed.Add(1)
+		r.committed.Add(1)
+	} else {
+		t.failed[c].Add(1)
+		if t == &r.meas && r.cfg.ErrorBudget > 0 && t.bad() > r.cfg.ErrorBudget && !r.budgetHit.Swap(true) {
+			r.halt(fmt.Sprintf("errors exceeded the probe's budget of %d", r.cfg.ErrorBudget))
+		}
+	}
+	r.secs[a.at/time.Second].settle(ok, c, wait, lat)
+	if wk != nil && t == &r.meas {
+		if wait >= 0 {
+			record(wk.wait, wait)
+		}
+		if ok {
+			record(wk.lat, lat)
+			record(wk.svc, svc)
+		}
+	}
+}
+
+// work is one connection worker: it takes arrivals from the queue until it is closed.
+func (r *probeRun) work(wk *worker) {
+	defer func() {
+		if wk.conn != nil {
+			wk.conn.Release()
+		}
+	}()
+	for a := range r.queue {
+		begin := time.Now()
+		wait := begin.Sub(r.start.Add(a.at))
+		if r.workCtx.Err() != nil || wait > r.cfg.PoolWait {
+			r.settle(a, wk, false, result.PoolTimeout, -1, 0, 0)
+			continue
+		}
+		if wk.conn == nil {
+			actx, cancel := context.WithTimeout(r.workCtx, r.cfg.PoolWait)
+			c, err := r.pool.Acquire(actx)
+			cancel()
+			if err != nil {
+				r.settle(a, wk, false, r.classify(err, nil), -1, 0, 0)
+				continue
+			}
+			wk.conn = c
+		}
+		var err error
+		for try := 1; ; try++ {
+			err = r.w.Do(r.workCtx, wk.conn.Conn(), wk.rng)
+			if err == nil || try >= r.cfg.MaxTries || !retryable(Classify(err)) || wk.conn.Conn().IsClosed() {
+				break
+			}
+			wk.retries++
+		}
+		end := time.Now()
+		if err == nil {
+			r.settle(a, wk, true, 0, wait, end.Sub(begin), end.Sub(r.start.Add(a.at)))
+			continue
+		}
+		c := r.classify(err, wk.conn)
+		r.settle(a, wk, false, c, wait, 0, 0)
+		if c == result.Connection || wk.conn.Conn().IsClosed() {
+			wk.conn.Release() // the pool destroys a closed connection; the next arrival reconnects
+			wk.conn = nil
+		}
+	}
+}
+
+// classify is Classify plus the driver's knowledge: a connection found closed is a
+// connection failure; work cancelled at the end of the drain is other, and uncertain.
+func (r *probeRun) classify(err error, conn *pgxpool.Conn) result.Class {
+	c := Classify(err)
+	if r.workCtx.Err() != nil && (errors.Is(err, context.Canceled) || c == result.Connection || c == result.Other) {
+		r.uncertain.Add(1)
+		return result.Other
+	}
+	if c == result.Other && conn != nil && conn.Conn().IsClosed() {
+		return result.Connection
+	}
+	return c
+}
+
+// finalize summarises every second whose arrivals all have outcomes (all, when force).
+func (r *probeRun) finalize(force bool) {
+	progress := int64(math.MaxInt64)
+	for i := range r.prog {
+		progress = min(progress, r.prog[i].Load())
+	}
+	for r.nextFinal < len(r.secs) {
+		t := r.nextFinal
+		if !force && int64(t+1)*int64(time.Second) > progress {
+			return
+		}
+		if !r.secs[t].finish(t, r.phaseOf(time.Duration(t)*time.Second), force) {
+			return
+		}
+		r.lastSecond = r.secs[t].out
+		r.nextFinal++
+	}
+}
+
+func (r *probeRun) progress(last Live) Live {
+	el := time.Since(r.start)
+	phase := r.phaseOf(el)
+	if r.drained.Load() {
+		phase = result.PhaseDrain
+	}
+	lv := Live{Elapsed: el, Phase: phase, P99Ms: r.lastSecond.P99Ms, Queue: len(r.queue),
+		Errors: r.warm.bad() + r.meas.bad(), Committed: r.committed.Load()}
+	issued := r.issued.Load()
+	if dt := (el - last.Elapsed).Seconds(); dt > 0 {
+		lv.AchievedRate = float64(lv.Committed-last.Committed) / dt
+		lv.OfferedRate = float64(issued-r.lastIssued) / dt
+	}
+	r.lastIssued = issued
+	if r.cfg.OnSecond != nil {
+		r.cfg.OnSecond(r.lastSecond, lv)
+	}
+	return lv
+}
