@@ -1,0 +1,9 @@
+// Package schema owns pgceiling's namespace in the database: the DDL (embedded .sql
+// files), the monthly partitions of transactions, the ownership marker in
+// pgceiling.meta, the parallel COPY prefill, the index build, the safety rules around
+// re-runs and drop, and the reset between probes (Baseline/Restore).
+//
+// Every statement it sends names only objects in schema pgceiling (system catalogs are
+// read, never written). A schema called pgceiling that lacks the marker is never
+// touched, not even with Force.
+package schema
