@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Driver figures of issue 3, measured in one run on one server:
+#   1. client CPU seconds per 1,000 committed transactions, pgceiling run vs pgbench on the
+#      identical SQL (bench/pgbench/<workload>.sql, -M prepared -c 50 -R RATE), for oltp and
+#      transfer at the same rates; the ratio pgceiling/pgbench (target <= 1.0);
+#   2. rate fidelity of pgceiling at a moderate rate: committed/scheduled, achieved/target,
+#      scheduler lag p99;
+#   3. peak RSS of a pgceiling probe at a rate the server holds and at 5x that rate
+#      (target: flat, under 64 MB).
+# CPU and RSS come from /usr/bin/time (user + system seconds, maximum resident set) of each
+# client process as a whole. Without --dsn a throwaway server is started with the schema
+# (bench/benchpg) and removed at the end; with --dsn the schema must exist (pgceiling init)
+# with 10,000 wallets (the pgbench scripts' \set wallets).
+#
+# Usage: bench/driver_vs_pgbench.sh [--dsn DSN] [--rates "200 400"] [--seconds 60]
+#        [--rows 200000] [--fidelity-rate R] [--rss-rate R] [--conns 50]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dsn="" rates="200 400" secs=60 rows=200000 fid="" rss="" conns=50
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dsn) dsn="$2"; shift 2 ;;
+    --rates) rates="$2"; shift 2 ;;
+    --seconds) secs="$2"; shift 2 ;;
+    --rows) rows="$2"; shift 2 ;;
+    --fidelity-rate) fid="$2"; shift 2 ;;
+    --rss-rate) rss="$2"; shift 2 ;;
+    --conns) conns="$2"; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "driver_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+first_rate="${rates%% *}"
+fid="${fid:-$first_rate}"
+rss="${rss:-$first_rate}"
+for tool in pgbench /usr/bin/time python3 go; do
+  command -v "$tool" >/dev/null || { echo "driver_vs_pgbench: $tool is needed" >&2; exit 1; }
+done
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+chmod 755 "$work"
+
+(cd "$root" && go build -o "$work/pgceiling" ./cmd/pgceiling && go build -o "$work/benchpg" ./bench/benchpg)
+
+if [ -z "$dsn" ]; then
+  echo "starting a throwaway server with the schema ($rows rows)..." >&2
+  "$work/benchpg" -dsn-file "$work/dsn" -rows "$rows" 2>"$work/benchpg.log" &
+  server_pid=$!
+  for _ in $(seq 1 600); do
+    [ -s "$work/dsn" ] && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$work/benchpg.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  [ -s "$work/dsn" ] || { echo "driver_vs_pgbench: the server did not come up" >&2; exit 1; }
+  dsn="$(cat "$work/dsn")"
+fi
+
+# timed CMD...: runs CMD under /usr/bin/time; sets cpu (user+sys seconds) and rss_mb.
+timed() {
+  /usr/bin/time -f "%U %S %M" -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {
+    echo "driver_vs_pgbench: failed: $*" >&2; tail -5 "$work/err" >&2; exit 1; }
+  read -r u s m <"$work/time"
+  cpu="$(python3 -c "print(round($u + $s, 3))")"
+  rss_mb="$(python3 -c "print(round($m / 1024, 1))")"
+}
+
+# field EXPR: a value from the pgceiling run's JSON probe p.
+field() {
+  python3 -c "import json,sys; p=json.load(open('$work/run.json'))['sweeps'][0]['probes'][0]; print($1)"
+}
+
+pgc() { # workload rate [seconds]
+  timed "$work/pgceiling" run --dsn "$dsn" --workload "$1" --rate "$2" --warmup 0s --duration "${3:-$secs}s" \
+    --conns "$conns" --exec-mode cache_statement --json "$work/run.json"
+}
+
+echo
+echo "1. client CPU per 1,000 committed transactions (${secs}s per run, $conns connections)"
+printf "%-9s %7s | %10s %9s | %10s %9s | %7s\n" workload rate "pgceiling" "cpu/1k tx" "pgbench" "cpu/1k tx" ratio
+for w in oltp transfer; do
+  for r in $rates; do
+    pgc "$w" "$r"
+    pc_n="$(field "p['checks']['committed_total']")"
+    pc_cpu="$cpu"
+    timed pgbench -n -M prepared -c "$conns" -R "$r" -T "$secs" -f "$root/bench/pgbench/$w.sql" "$dsn"
+    pb_n="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/out")"
+    pb_cpu="$cpu"
+    python3 - "$w" "$r" "$pc_n" "$pc_cpu" "$pb_n" "$pb_cpu" <<'PY'
+import sys
+w, r, pcn, pcc, pbn, pbc = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5] or 0), float(sys.argv[6])
+a = pcc * 1000 / pcn if pcn else float('nan')
+b = pbc * 1000 / pbn if pbn else float('nan')
+print(f"{w:<9} {r:>7} | {pcn:>7} tx {a:>8.3f}s | {pbn:>7} tx {b:>8.3f}s | {a / b if b else float('nan'):>7.2f}")
+PY
+  done
+done
+
+echo
+echo "2. rate fidelity of pgceiling (oltp at $fid tx/s, ${secs}s)"
+pgc oltp "$fid"
+field "f\"scheduled {p['scheduled']}, committed {p['committed']}, committed/scheduled {100*p['committed']/max(p['scheduled'],1):.2f} %, achieved/target {100*p['achieved_rate']/p['target_rate']:.2f} %, scheduler lag p99 {p['sched_lag_p99_ms']:.3f} ms, driver_limited {p['driver_limited']}\""
+
+echo
+echo "3. peak RSS of a pgceiling probe (oltp, ${secs}s)"
+for r in "$rss" "$(python3 -c "print(5 * float('$rss'))")"; do
+  pgc oltp "$r"
+  echo "   at $r tx/s: peak RSS ${rss_mb} MB, $(field "f\"achieved {p['achieved_rate']:.0f} tx/s, rejected {p['rejected']}, failed {sum(p['failed'].values())}\"")"
+done

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Agreement figure of issue 4: the knee pgceiling finds for oltp with synchronous_commit=on,
+# against a knee found for the identical SQL (bench/pgbench/oltp.sql) with pgbench's
+# Poisson schedule, by the same bracket rule, on the same server in the same run.
+#
+# pgbench side: `pgbench -n -M prepared -c CONNS -R RATE --latency-limit 1000 -l`, one run
+# of warm-up + measured seconds per probe, counted from pgbench's per-transaction log
+# after the warm-up (so connecting is not measured). A rate passes when
+# (skipped + late + failed) / (processed + skipped + failed) <= 0.1 %: pgbench skips a
+# transaction already 1 s late when its turn comes, as pgceiling rejects one not started
+# within --pool-wait 1s. Bracket: from --start grow x2 until a rate fails, then bisect
+# until (hi - lo) / lo <= --precision. Before every pgbench probe the rows of the previous
+# one are deleted, then VACUUM and CHECKPOINT, as pgceiling does before its probes.
+# pgceiling side: `pgceiling search --workload oltp --sync-commit on` with the same probe
+# length, precision, connections and no calibration (same --start).
+# Target: the two knees within 10 %.
+#
+# Without --dsn a throwaway server with the schema (bench/benchpg) is started and removed
+# at the end; with --dsn the schema must exist (pgceiling init) with 10,000 wallets.
+#
+# Usage: bench/knee_vs_pgbench.sh [--dsn DSN] [--seconds 60] [--warmup 10] [--precision 0.05]
+#        [--start 100] [--conns 50] [--rows 200000]
+# A tiny smoke run: bench/knee_vs_pgbench.sh --seconds 3 --warmup 1 --precision 0.3 --rows 20000
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dsn="" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dsn) dsn="$2"; shift 2 ;;
+    --seconds) secs="$2"; shift 2 ;;
+    --warmup) warm="$2"; shift 2 ;;
+    --precision) prec="$2"; shift 2 ;;
+    --start) start="$2"; shift 2 ;;
+    --conns) conns="$2"; shift 2 ;;
+    --rows) rows="$2"; shift 2 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "knee_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+for tool in pgbench psql python3 go; do
+  command -v "$tool" >/dev/null || { echo "knee_vs_pgbench: $tool is needed" >&2; exit 1; }
+done
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+chmod 755 "$work"
+(cd "$root" && go build -o "$work/pgceiling" ./cmd/pgceiling && go build -o "$work/benchpg" ./bench/benchpg)
+
+if [ -z "$dsn" ]; then
+  echo "starting a throwaway server with the schema ($rows rows)..." >&2
+  "$work/benchpg" -dsn-file "$work/dsn" -rows "$rows" 2>"$work/benchpg.log" &
+  server_pid=$!
+  for _ in $(seq 1 600); do
+    [ -s "$work/dsn" ] && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$work/benchpg.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  [ -s "$work/dsn" ] || { echo "knee_vs_pgbench: the server did not come up" >&2; exit 1; }
+  dsn="$(cat "$work/dsn")"
+fi
+
+# The baseline the pgbench probes are reset to (pgceiling resets itself).
+read -r tx_max audit_max < <(psql -XAtq -F ' ' "$dsn" -c \
+  "SELECT coalesce(max(id),0), (SELECT coalesce(max(id),0) FROM pgceiling.audit_log) FROM pgceiling.transactions")
+reset() {
+  psql -XAtq "$dsn" -c "DELETE FROM pgceiling.transactions WHERE id > $tx_max" \
+    -c "DELETE FROM pgceiling.audit_log WHERE id > $audit_max" \
+    -c "VACUUM pgceiling.transactions, pgceiling.audit_log" -c "CHECKPOINT" >/dev/null
+}
+
+echo "1. pgceiling search, oltp, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
+"$work/pgceiling" search --dsn "$dsn" --workload oltp --sync-commit on --warmup "${warm}s" --duration "${secs}s" \
+  --precision "$prec" --start-rate "$start" --conns "$conns" --pool-wait 1s --json "$work/search.json" \
+  2> >(grep -v '^  ' >&2) >/dev/null
+pgc_knee="$(python3 -c "import json; s=json.load(open('$work/search.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
+IFS='|' read -r pgc_knee pgc_stop pgc_probes <<<"$pgc_knee"
+
+# pgprobe RATE: one pgbench probe of warm-up + measured seconds in one run, logging every
+# transaction (-l); only transactions ending after the warm-up count. Latency is from the
+# scheduled start (-R). Prints the bad share and the counts.
+pgprobe() {
+  reset
+  rm -f "$work"/pgblog*
+  pgbench -n -M prepared -c "$conns" -j 2 -R "$1" --latency-limit 1000 -T "$((warm + secs))" -l \
+    --log-prefix="$work/pgblog" -f "$root/bench/pgbench/oltp.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
+  python3 - "$warm" "$work"/pgblog* <<'PY'
+import sys
+warm, files = float(sys.argv[1]), sys.argv[2:]
+rows = []
+for fn in files:
+    for line in open(fn):
+        f = line.split()
+        if len(f) >= 6:
+            rows.append((f[2], int(f[4]) + int(f[5]) / 1e6))
+if not rows:
+    print("1.0 0 0 0 0")
+    sys.exit()
+t0 = min(t for _, t in rows) + warm
+processed = skipped = late = failed = 0
+for lat, t in rows:
+    if t < t0:
+        continue
+    if lat == "skipped":
+        skipped += 1
+    elif lat == "failed":
+        failed += 1
+    else:
+        processed += 1
+        late += int(lat) > 1_000_000
+total = processed + skipped + failed
+print(f"{(skipped + late + failed) / total if total else 1.0:.6f} {processed} {skipped} {late} {failed}")
+PY
+}
+
+echo "2. pgbench -R, same bracket rule" >&2
+lo=0 hi=0 rate="$start" n=0
+while :; do
+  n=$((n + 1))
+  read -r bad processed skipped late failed < <(pgprobe "$rate")
+  if python3 -c "import sys; sys.exit(0 if $bad <= 0.001 else 1)"; then verdict=pass; lo="$rate"; else verdict=fail; hi="$rate"; fi
+  echo "   pgbench probe $n at $rate tx/s: $verdict (processed $processed, skipped $skipped, late $late, failed $failed; bad share $bad)" >&2
+  next="$(python3 -c "
+lo, hi, r = $lo, $hi, $rate
+if hi == 0: print(round(r * 2))
+elif lo == 0: print(max(1, round(r / 2)))
+elif (hi - lo) / lo <= $prec: print('done')
+else:
+    m = round((lo + hi) / 2)
+    print('done' if m <= lo or m >= hi else m)")"
+  [ "$next" = done ] && break
+  [ "$n" -ge 30 ] && break
+  rate="$next"
+done
+reset
+
+python3 - "$pgc_knee" "$lo" "$pgc_stop" "$pgc_probes" "$n" <<'PY'
+import sys
+a, b = float(sys.argv[1]), float(sys.argv[2])
+print("knee, oltp, synchronous_commit=on (measured on this machine)")
+print(f"  pgceiling search: {a:8.0f} tx/s  ({sys.argv[4]} probes; stop: {sys.argv[3]})")
+print(f"  pgbench -R:       {b:8.0f} tx/s  ({sys.argv[5]} probes)")
+if a and b:
+    d = (a - b) / b
+    print(f"  difference: {100 * d:+.1f} % (target within 10 %): {'ok' if abs(d) <= 0.10 else 'OUTSIDE'}")
+PY

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgceiling/pgceiling/config"
+	"github.com/pgceiling/pgceiling/driver"
+	"github.com/pgceiling/pgceiling/localpg"
+	"github.com/pgceiling/pgceiling/observe"
+	"github.com/pgceiling/pgceiling/report"
+	"github.com/pgceiling/pgceiling/result"
+	"github.com/pgceiling/pgceiling/schema"
+	"github.com/pgceiling/pgceiling/workload"
+)
+
+func init() {
+	register(command{name: "run", summary: "one probe: a fixed Poisson rate of one workload, measured exactly", run: runRun})
+}
+
+const runSynopsis = `Fires one workload at a fixed offered rate (open loop: Poisson arrivals that never wait
+for a response) for a warm-up and a measured window, then prints the summary table and,
+with --json, writes the result. Latency runs from each arrival's intended start to the
+end of COMMIT; an arrival not started within --pool-wait is rejected (pool_timeout).
+Every arrival in the window ends committed, failed (by error class) or rejected, and the
+committed count is checked against the rows the database gained. Ctrl-C stops early and
+still writes the result, marked interrupted.
+
+Without --dsn: a throwaway server, initialised with --rows rows first, removed afterwards.
+With --dsn the schema must exist (pgceiling init).`
+
+func runRun(ctx context.Context, env *Env, args []string) error {
+	var c config.Run
+	fs := newFlagSet(env, "run", runSynopsis)
+	bindConn(fs, &c.Conn)
+	config.BindRun(fs, &c)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := c.Validate(workload.Names()); err != nil {
+		return err
+	}
+	if c.JSON != "" {
+		if err := result.CheckWritable(c.JSON); err != nil {
+			return err
+		}
+	}
+	file := result.NewFile("run")
+	file.CommandLine = redactArgs(env.Args)
+	file.Config = c.Values(fs)
+
+	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	env.atForcedExit(t.Close)
+	p, disclosure, warnings, err := runProbe(ctx, env, &c, t)
+	if err != nil {
+		return err
+	}
+	file.Server = disclosure
+	file.Warnings = warnings
+	file.Sweeps = []result.Sweep{{Workload: p.Workload, SyncCommit: p.SyncCommit, Probes: []result.Probe{*p},
+		ProbeMinutes: (p.WarmupS + p.MeasuredS) / 60}}
+	file.Interrupted = p.Interrupted || env.Interrupted()
+	file.FinishedAt = time.Now().UTC()
+	if err := report.WriteText(env.Stdout, file); err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	if c.JSON != "" {
+		if err := result.Write(c.JSON, file); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "pgceiling: result in %s\n", c.JSON)
+	}
+	switch {
+	case len(p.Checks.Problems) > 0:
+		return fmt.Errorf("the probe's checks FAILED: %s", strings.Join(p.Checks.Problems, "; "))
+	case file.Interrupted:
+		return context.Canceled
+	}
+	return nil
+}
+
+// runProbe prepares the server (schema, safety, pool, observer) and runs the probe.
+func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.Probe, *result.Disclosure, []string, error) {
+	admin, err := pgx.Connect(ctx, t.DSN)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	defer admin.Close(context.WithoutCancel(ctx))
+	if t.Embedded != nil {
+		if err := initEmbedded(ctx, env, c, t, admin); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	spec, err := schema.Check(ctx, admin)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	wallets := spec.Wallets
+	if c.Wallets > 0 {
+		if c.Wallets > spec.Wallets {
+			return nil, nil, nil, config.Usagef("--wallets %d: the schema has only %d wallets", c.Wallets, spec.Wallets)
+		}
+		wallets = c.Wallets
+	}
+	local := observe.LocalInfo{}
+	if t.Embedded != nil {
+		local = observe.LocalInfo{PostmasterPID: t.Embedded.PID(), Embedded: true}
+	}
+	disclosure, err := observe.Disclose(ctx, admin, local)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	warnings := observe.Unsafe(disclosure, c.SyncCommit == "on")
+	if err := observe.RefuseUnsafe(warnings, c.Safety.AllowUnsafeServer); err != nil {
+		return nil, nil, nil, err
+	}
+	w, err := workload.New(c.Workload, workload.Params{Wallets: wallets, Zipf: c.Zipf, SyncCommit: c.SyncCommit == "on"})
+	if err != nil {
+		return nil, nil, nil, config.Usagef("%v", err)
+	}
+	sess := driver.Session{StatementTimeout: c.StatementTimeout, LockTimeout: c.LockTimeout,
+		IdleInTxTimeout: c.IdleInTxTimeout, AppName: c.AppName}
+	pool, err := driver.NewPool(ctx, t.DSN, sess, c.Conns, execModes[c.ExecMode])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer pool.Close()
+	sampler, err := observe.NewSampler(ctx, observe.SamplerOptions{DSN: t.DSN, AppName: c.AppName,
+		Interval: c.Observe.SampleInterval, Local: local})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer sampler.Close(context.WithoutCancel(ctx))
+
+	fmt.Fprintf(env.Stderr, "pgceiling run: %s at %g tx/s, synchronous_commit=%s, %v warm-up + %v measured, %d connections\n",
+		c.Workload, c.Rate, c.SyncCommit, c.Warmup, c.Duration, c.Conns)
+	prog := &progress{env: env}
+	cfg := driver.Config{Rate: c.Rate, Warmup: c.Warmup, Duration: c.Duration, Conns: c.Conns,
+		PoolWait: c.PoolWait, Seed: c.Seed, MaxTries: c.MaxTries, SyncCommit: c.SyncCommit,
+		Drain: c.PoolWait + max(c.StatementTimeout, time.Second), Observer: sampler, OnSecond: prog.show,
+		CountRows: func(ctx context.Context, table string) (int64, error) { return schema.RowCount(ctx, admin, table) }}
+	p, err := driver.Run(ctx, pool, w, cfg)
+	prog.end()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, nil, context.Canceled
+		}
+		return nil, nil, nil, err
+	}
+	observe.Finish(p)
+	return p, disclosure, warnings, nil
+}
+
+// initEmbedded creates and prefills the schema on the throwaway server.
+func initEmbedded(ctx context.Context, env *Env, c *config.Run, t *target, admin *pgx.Conn) error {
+	st, err := schema.Status(ctx, admin)
+	if err != nil {
+		return err
+	}
+	if st.Exists {
+		return nil
+	}
+	spec := schema.DefaultSpec()
+	spec.Rows, spec.Zipf, spec.Seed = c.Rows, c.Zipf, c.Seed
+	if c.Wallets > 0 {
+		spec.Wallets = c.Wallets
+	}
+	fmt.Fprintf(env.Stderr, "pgceiling: initialising the schema (%d rows, %d wallets)\n", spec.Rows, spec.Wallets)
+	cfg, err := pgx.ParseConfig(t.DSN)
+	if err != nil {
+		return fmt.Errorf("connection string: %w", err)
+	}
+	last := time.Time{}
+	_, err = schema.Init(ctx, cfg, spec, schema.InitOptions{Workers: 2, Progress: func(p schema.Progress) {
+		if time.Since(last) < 5*time.Second && p.Phase != schema.PhaseDone {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(env.Stderr, "init: %s %d/%d (%s)\n", p.Phase, p.Done, p.Total, p.Elapsed.Round(time.Second))
+	}})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fmt.Errorf("init: %w", err)
+	}
+	return nil
+}
+
+// progress draws the live line: in place every second on a terminal, else a plain line
+// every 10 s.
+type progress struct {
+	env  *Env
+	last time.Time
+	live bool
+}
+
+func (p *progress) show(_ result.Second, l driver.Live) {
+	if !p.env.TTY && !p.last.IsZero() && time.Since(p.last) < 10*time.Second {
+		return
+	}
+	p.last = time.Now()
+	line := fmt.Sprintf("%5.0fs %-7s offered %7.0f/s achieved %7.0f/s p99 %8.1f ms queue %5d errors %d",
+		l.Elapsed.Seconds(), l.Phase, l.OfferedRate, l.AchievedRate, l.P99Ms, l.Queue, l.Errors)
+	if p.env.TTY {
+		fmt.Fprintf(p.env.Stderr, "\r\033[K%s", line)
+		p.live = true
+	} else {
+		fmt.Fprintln(p.env.Stderr, line)
+	}
+}
+
+func (p *progress) end() {
+	if p.live {
+		fmt.Fprintln(p.env.Stderr)
+		p.live = false
+	}
+}

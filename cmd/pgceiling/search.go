@@ -1,0 +1,452 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgceiling/pgceiling/config"
+	"github.com/pgceiling/pgceiling/driver"
+	"github.com/pgceiling/pgceiling/localpg"
+	"github.com/pgceiling/pgceiling/observe"
+	"github.com/pgceiling/pgceiling/report"
+	"github.com/pgceiling/pgceiling/result"
+	"github.com/pgceiling/pgceiling/schema"
+	"github.com/pgceiling/pgceiling/search"
+	"github.com/pgceiling/pgceiling/workload"
+)
+
+func init() {
+	register(command{name: "search", summary: "find the knee: the highest rate held with almost no errors, per workload and synchronous_commit", run: runSearch})
+}
+
+const searchSynopsis = `Finds the knee of each sweep (a workload with a synchronous_commit setting): the highest
+offered rate whose probe keeps (failed + rejected) / scheduled <= --max-error-rate (and
+p99 <= --p99-slo when given) in steady state. Without --start-rate a short saturating
+calibration starts the bracket near the knee; failing probes stop once their errors
+exceed the budget. The results file is rewritten after every probe; Ctrl-C keeps it, and
+--resume FILE continues without repeating probes.
+
+Without --dsn: a throwaway server, initialised with the profile's rows, all four sweeps,
+the side-by-side table, the JSON, and the server removed.`
+
+var execModes = map[string]pgx.QueryExecMode{
+	"cache_statement": pgx.QueryExecModeCacheStatement,
+	"cache_describe":  pgx.QueryExecModeCacheDescribe,
+	"describe_exec":   pgx.QueryExecModeDescribeExec,
+	"exec":            pgx.QueryExecModeExec,
+	"simple_protocol": pgx.QueryExecModeSimpleProtocol,
+}
+
+func runSearch(ctx context.Context, env *Env, args []string) error {
+	var c config.Search
+	fs := newFlagSet(env, "search", searchSynopsis)
+	bindConn(fs, &c.Conn)
+	config.BindSearch(fs, &c)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	haveDSN := c.Conn.DSN != "" || env.Getenv(config.EnvDSN) != ""
+	if err := c.ApplyProfile(fs, haveDSN, time.Now()); err != nil {
+		return err
+	}
+	if err := c.Validate(workload.Names()); err != nil {
+		return err
+	}
+	var prior *result.File
+	if c.Resume != "" {
+		f, err := result.Read(c.Resume)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		if f.Command != "search" {
+			return config.Usagef("--resume %s: a results file of %q, not of search", c.Resume, f.Command)
+		}
+		prior = f
+	}
+	if err := result.CheckWritable(c.JSON); err != nil {
+		return err
+	}
+
+	file := result.NewFile("search")
+	file.CommandLine = redactArgs(env.Args)
+	file.Config = c.Values(fs)
+	save := func() error {
+		file.FinishedAt = time.Now().UTC()
+		return result.Write(c.JSON, file)
+	}
+
+	// failed records why the search could not start in the results file, which is
+	// always written once it was checked writable.
+	failed := func(err error) error {
+		if ctx.Err() != nil {
+			file.Interrupted = true
+		} else {
+			file.Error = env.Scrub(err.Error())
+		}
+		if werr := save(); werr != nil {
+			fmt.Fprintf(env.Stderr, "pgceiling: %s\n", env.Scrub(werr.Error()))
+		}
+		return err
+	}
+	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
+	if err != nil {
+		return failed(err)
+	}
+	defer t.Close()
+	s, err := newSearchSession(ctx, env, &c, t)
+	if s != nil {
+		defer s.close()
+	}
+	if err != nil {
+		return failed(err)
+	}
+	file.Server = s.disclosure
+	file.Warnings = append(file.Warnings, s.warnings...)
+	fmt.Fprintf(env.Stderr, "pgceiling search: %s; results in %s\n", c.String(), c.JSON)
+
+	sweeps := c.Sweeps()
+	var runErr error
+	for i, sw := range sweeps {
+		var priorProbes []result.Probe
+		var estimate float64
+		if prior != nil {
+			for _, ps := range prior.Sweeps {
+				if ps.Workload == sw[0] && ps.SyncCommit == sw[1] {
+					priorProbes, estimate = ps.Probes, ps.CalibratedRate
+				}
+			}
+		}
+		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw[0], SyncCommit: sw[1], KeepGrowth: c.KeepGrowth})
+		idx := len(file.Sweeps) - 1
+		label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw[0], sw[1])
+		res, err := s.sweep(ctx, label, sw[0], sw[1], priorProbes, estimate, func(snap result.Sweep) {
+			fillSweep(&snap, sw, c.KeepGrowth)
+			file.Sweeps[idx] = snap
+			if err := save(); err != nil {
+				fmt.Fprintf(env.Stderr, "pgceiling: %s\n", env.Scrub(err.Error()))
+			}
+		})
+		fillSweep(&res, sw, c.KeepGrowth)
+		res.Bottleneck = observe.KneeBottleneck(&res)
+		file.Sweeps[idx] = res
+		fmt.Fprintf(env.Stderr, "%s: knee %.0f tx/s, bracket %s, %d probes, %.1f probe-minutes (%s)\n",
+			label, res.Knee, bracketText(res.Bracket), len(res.Probes), res.ProbeMinutes, res.Stop)
+		if err != nil {
+			runErr = err
+			break
+		}
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
+			file.Interrupted = true
+		} else {
+			file.Error = env.Scrub(runErr.Error())
+		}
+	}
+	if err := save(); err != nil {
+		return err
+	}
+	if file.Interrupted {
+		fmt.Fprintf(env.Stderr, "pgceiling: search interrupted; %s keeps every probe so far: continue with --resume %s\n", c.JSON, c.JSON)
+		return runErr
+	}
+	if err := report.WriteText(env.Stdout, file); err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	if c.Report != "" {
+		if _, err := report.WriteAll(c.Report, file); err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+	}
+	fmt.Fprintf(env.Stderr, "pgceiling: results in %s\n", c.JSON)
+	return runErr
+}
+
+// fillSweep names a sweep and its probes.
+func fillSweep(s *result.Sweep, sw [2]string, keepGrowth bool) {
+	s.Workload, s.SyncCommit, s.KeepGrowth = sw[0], sw[1], keepGrowth
+}
+
+// redactArgs returns the command line with DSN passwords redacted.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--dsn="):
+			out[i] = "--dsn=" + config.RedactDSN(strings.TrimPrefix(a, "--dsn="))
+		case i > 0 && args[i-1] == "--dsn":
+			out[i] = config.RedactDSN(a)
+		default:
+			out[i] = a
+		}
+	}
+	return out
+}
+
+// searchSession is what every sweep of one search shares: the server, its schema and
+// baseline, the driver's pool, the observer.
+type searchSession struct {
+	env        *Env
+	c          *config.Search
+	dsn        string
+	admin      *pgx.Conn
+	pool       *pgxpool.Pool
+	sampler    *observe.Sampler
+	spec       schema.Spec
+	baseline   *schema.Baseline
+	disclosure *result.Disclosure
+	warnings   []string
+	probes     int // probes run so far, for seeds
+}
+
+func newSearchSession(ctx context.Context, env *Env, c *config.Search, t *target) (*searchSession, error) {
+	s := &searchSession{env: env, c: c, dsn: t.DSN}
+	var err error
+	if s.admin, err = pgx.Connect(ctx, t.DSN); err != nil {
+		return s, fmt.Errorf("connect: %w", err)
+	}
+	st, err := schema.Status(ctx, s.admin)
+	if err != nil {
+		return s, err
+	}
+	if !st.Exists {
+		spec := schema.DefaultSpec()
+		spec.Rows, spec.Wallets, spec.Zipf, spec.Seed = c.Rows, c.Wallets, c.Zipf, c.Seed
+		fmt.Fprintf(env.Stderr, "pgceiling: no pgceiling schema: initialising it (%d rows, %d wallets)\n", spec.Rows, spec.Wallets)
+		cfg, err := pgx.ParseConfig(t.DSN)
+		if err != nil {
+			return s, fmt.Errorf("connection string: %w", err)
+		}
+		last := time.Time{}
+		_, err = schema.Init(ctx, cfg, spec, schema.InitOptions{Workers: 2, Progress: func(p schema.Progress) {
+			if time.Since(last) < 5*time.Second && p.Phase != schema.PhaseDone {
+				return
+			}
+			last = time.Now()
+			fmt.Fprintf(env.Stderr, "init: %s %d/%d (%s)\n", p.Phase, p.Done, p.Total, p.Elapsed.Round(time.Second))
+		}})
+		if err != nil {
+			return s, fmt.Errorf("init: %w", err)
+		}
+	}
+	if s.spec, err = schema.Check(ctx, s.admin); err != nil {
+		return s, err
+	}
+	local := observe.LocalInfo{}
+	if t.Embedded != nil {
+		local = observe.LocalInfo{PostmasterPID: t.Embedded.PID(), Embedded: true}
+	}
+	if s.disclosure, err = observe.Disclose(ctx, s.admin, local); err != nil {
+		return s, err
+	}
+	sweepsOn := false
+	for _, sc := range c.SyncCommits {
+		sweepsOn = sweepsOn || sc == "on"
+	}
+	s.warnings = observe.Unsafe(s.disclosure, sweepsOn)
+	if err := observe.RefuseUnsafe(s.warnings, c.AllowUnsafe); err != nil {
+		return s, err
+	}
+	if !c.KeepGrowth {
+		b, err := schema.TakeBaseline(ctx, s.admin)
+		if err != nil {
+			return s, err
+		}
+		s.baseline = &b
+	}
+	sess := driver.Session{StatementTimeout: c.StatementTimeout, LockTimeout: c.LockTimeout,
+		IdleInTxTimeout: c.IdleInTxTimeout, AppName: "pgceiling"}
+	if s.pool, err = driver.NewPool(ctx, t.DSN, sess, c.Conns, execModes[c.ExecMode]); err != nil {
+		return s, err
+	}
+	if s.sampler, err = observe.NewSampler(ctx, observe.SamplerOptions{DSN: t.DSN, Local: local}); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func (s *searchSession) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if s.sampler != nil {
+		_ = s.sampler.Close(ctx)
+	}
+	if s.pool != nil {
+		s.pool.Close()
+	}
+	if s.admin != nil {
+		if s.baseline != nil { // leave the data as it was found
+			_ = schema.Restore(ctx, s.admin, *s.baseline)
+		}
+		_ = s.admin.Close(ctx)
+	}
+}
+
+// before puts the data back to the baseline (unless --keep-growth) and checkpoints
+// (unless --no-checkpoint), so every probe starts from the same state.
+func (s *searchSession) before(ctx context.Context) error {
+	if s.baseline != nil {
+		if err := schema.Restore(ctx, s.admin, *s.baseline); err != nil {
+			return err
+		}
+	}
+	if !s.c.NoCheckpoint {
+		return schema.Checkpoint(ctx, s.admin)
+	}
+	return nil
+}
+
+// sweep runs one search.
+func (s *searchSession) sweep(ctx context.Context, label, name, sync string, prior []result.Probe, estimate float64,
+	onProbe func(result.Sweep)) (result.Sweep, error) {
+	w, err := workload.New(name, workload.Params{Wallets: s.spec.Wallets, Zipf: s.c.Zipf, SyncCommit: sync == "on"})
+	if err != nil {
+		return result.Sweep{}, err
+	}
+	p := &sweepProber{s: s, w: w, label: label, cfg: driver.Config{Warmup: s.c.Warmup, Duration: s.c.Duration,
+		Conns: s.c.Conns, PoolWait: s.c.PoolWait, MaxTries: s.c.MaxTries, SyncCommit: sync, Observer: s.sampler,
+		CountRows: func(ctx context.Context, table string) (int64, error) {
+			return schema.RowCount(ctx, s.admin, table)
+		}}}
+	cfg := search.Config{StartRate: s.c.StartRate, Growth: s.c.Growth, Precision: s.c.Precision,
+		MaxErrorRate: s.c.MaxErrorRate, P99SLO: s.c.P99SLO, Confirm: s.c.Confirm, MaxProbes: s.c.MaxProbes,
+		Duration: s.c.Duration, NoEarlyAbort: s.c.NoEarlyAbort, Estimate: estimate,
+		OnStart: func(n int, rate float64, b result.Bracket) {
+			p.started = true
+			fmt.Fprintf(s.env.Stderr, "%s: probe %d at %.0f tx/s, bracket %s\n", label, n, rate, bracketText(b))
+		},
+		OnProbe: func(sw result.Sweep) {
+			last := sw.Probes[len(sw.Probes)-1]
+			p.endLive()
+			from := ""
+			if !p.started {
+				from = " (from the resumed file)"
+			}
+			p.started = false
+			fmt.Fprintf(s.env.Stderr, "%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %.1f ms); bracket %s\n",
+				label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, last.Latency.P99,
+				bracketText(sw.Bracket))
+			onProbe(sw)
+		}}
+	if s.c.StartRate == 0 {
+		cfg.Calibrate = p.calibrate
+	}
+	return search.Run(ctx, p, cfg, prior)
+}
+
+func bracketText(b result.Bracket) string {
+	switch {
+	case b.Lo == 0 && b.Hi == 0:
+		return "not yet"
+	case b.Hi == 0:
+		return fmt.Sprintf("[%.0f, ?)", b.Lo)
+	case b.Lo == 0:
+		return fmt.Sprintf("(?, %.0f]", b.Hi)
+	}
+	return fmt.Sprintf("[%.0f, %.0f] (%.1f %%)", b.Lo, b.Hi, 100*(b.Hi-b.Lo)/b.Lo)
+}
+
+// sweepProber runs the driver's probes for one sweep: it restores the data and
+// checkpoints before each probe, passes the search's error budget to the driver, and
+// shows the driver's live line.
+type sweepProber struct {
+	s     *searchSession
+	w     workload.Workload
+	cfg   driver.Config
+	label string
+	// started: OnStart announced the current probe (a probe reused from a resumed file
+	// is not announced).
+	started bool
+	live    bool // a live line is drawn and not yet ended
+}
+
+var _ search.BudgetProber = (*sweepProber)(nil)
+
+func (p *sweepProber) Probe(ctx context.Context, rate float64) (*result.Probe, error) {
+	return p.ProbeWithBudget(ctx, rate, -1)
+}
+
+func (p *sweepProber) ProbeWithBudget(ctx context.Context, rate float64, budget int64) (*result.Probe, error) {
+	return p.run(ctx, rate, budget, p.cfg.Warmup, p.cfg.Duration)
+}
+
+func (p *sweepProber) run(ctx context.Context, rate float64, budget int64, warmup, duration time.Duration) (*result.Probe, error) {
+	if err := p.s.before(ctx); err != nil {
+		return nil, fmt.Errorf("before the probe: %w", err)
+	}
+	cfg := p.cfg
+	cfg.Rate, cfg.Warmup, cfg.Duration = rate, warmup, duration
+	// The driver's ErrorBudget 0 means "no early abort"; a budget of 0 errors is then
+	// judged at the end of the probe instead.
+	cfg.ErrorBudget = max(budget, 0)
+	p.s.probes++
+	cfg.Seed = p.s.c.Seed + int64(p.s.probes)
+	last := time.Time{}
+	cfg.OnSecond = func(sec result.Second, l driver.Live) {
+		if !p.s.env.TTY && time.Since(last) < 5*time.Second {
+			return
+		}
+		last = time.Now()
+		line := fmt.Sprintf("  %s %4.0fs %-7s offered %6.0f/s achieved %6.0f/s p99 %7.1f ms queue %5d errors %d",
+			p.label, l.Elapsed.Seconds(), l.Phase, l.OfferedRate, l.AchievedRate, l.P99Ms, l.Queue, l.Errors)
+		if p.s.env.TTY {
+			fmt.Fprintf(p.s.env.Stderr, "\r\033[K%s", line)
+			p.live = true
+		} else {
+			fmt.Fprintln(p.s.env.Stderr, line)
+		}
+	}
+	pr, err := driver.Run(ctx, p.s.pool, p.w, cfg)
+	if pr != nil {
+		observe.Finish(pr)
+	}
+	return pr, err
+}
+
+// endLive ends the in-place live line before a new line is printed.
+func (p *sweepProber) endLive() {
+	if p.live {
+		fmt.Fprintln(p.s.env.Stderr)
+		p.live = false
+	}
+}
+
+// calibrate estimates the sweep's maximum throughput with short probes at rising rates,
+// each run with no error budget: the first one that cannot keep up (more than 1 % of its
+// arrivals failed or rejected) has the server saturated, and what it committed per second
+// is the estimate.
+func (p *sweepProber) calibrate(ctx context.Context) (search.Calibration, error) {
+	warmup, duration := min(p.cfg.Warmup, 2*time.Second), min(p.cfg.Duration, 4*time.Second)
+	var cal search.Calibration
+	rate := 250.0
+	for i := 0; i < 6; i++ {
+		fmt.Fprintf(p.s.env.Stderr, "%s: calibrating at %.0f tx/s\n", p.label, rate)
+		pr, err := p.run(ctx, rate, -1, warmup, duration)
+		p.endLive()
+		if pr != nil {
+			cal.Seconds += pr.WarmupS + pr.MeasuredS
+		}
+		if err != nil {
+			return cal, err
+		}
+		if pr.Interrupted {
+			return cal, context.Canceled
+		}
+		cal.Rate = pr.AchievedRate
+		if pr.ErrorRate() > 0.01 || pr.AchievedRate < 0.9*rate {
+			break
+		}
+		rate *= 4
+	}
+	fmt.Fprintf(p.s.env.Stderr, "%s: calibration: about %.0f tx/s at most\n", p.label, cal.Rate)
+	if cal.Rate <= 0 {
+		return cal, errors.New("no transaction committed")
+	}
+	return cal, nil
+}

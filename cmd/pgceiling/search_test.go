@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgceiling/pgceiling/internal/pgtest"
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// tinySearch is a search small enough for a test: the insert workload (cheapest init),
+// a 2,000-row schema, 2 s probes without warm-up, a coarse bracket.
+func tinySearch(jsonPath string, extra ...string) []string {
+	return append([]string{"search", "--workload", "insert", "--sync-commit", "off", "--rows", "2000",
+		"--wallets", "50", "--warmup", "0s", "--duration", "2s", "--start-rate", "40", "--growth", "4",
+		"--precision", "0.5", "--max-probes", "4", "--conns", "4", "--json", jsonPath}, extra...)
+}
+
+func TestSearchUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"search", "--workload", "oltpp"}, 2, `did you mean "oltp"`},
+		{[]string{"search", "--sync-commit", "on,offf", "--precision", "2"}, 2, "--precision"},
+		{[]string{"search", "--profile", "standrd"}, 2, `did you mean "standard"`},
+		{[]string{"search", "extra"}, 2, "unexpected argument"},
+		{[]string{"search", "--json", filepath.Join(dir, "missing", "x.json")}, 1, "results file"},
+		{[]string{"search", "--resume", filepath.Join(dir, "nope.json")}, 1, "--resume"},
+	} {
+		_, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": "postgres://u:s3cret@127.0.0.1:1/x"}, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("pgceiling %s: code %d, stderr %q; want %d and one line containing %q", strings.Join(tc.args, " "), code, stderr, tc.code, tc.want)
+		}
+		if strings.Contains(stderr, "s3cret") {
+			t.Errorf("pgceiling %s: password on stderr: %q", strings.Join(tc.args, " "), stderr)
+		}
+	}
+}
+
+// TestSearchUnreachable: a server that cannot be reached is one line, exit 1, no
+// password, and the results file still says what happened.
+func TestSearchUnreachable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.json")
+	_, stderr, code := cli(t, nil, "search", "--dsn", "postgres://u:s3cret@127.0.0.1:1/x?connect_timeout=2", "--json", path)
+	if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || strings.Contains(stderr, "s3cret") || !strings.Contains(stderr, "connect") {
+		t.Errorf("search on an unreachable server: code %d, stderr %q; want 1 and one line about connecting, no password", code, stderr)
+	}
+	f, err := result.Read(path)
+	if err != nil {
+		t.Fatalf("results file: %v", err)
+	}
+	if f.Error == "" || strings.Contains(f.Error, "s3cret") || !strings.Contains(f.Config["dsn"], "u:xxxxx@") ||
+		strings.Contains(strings.Join(f.CommandLine, " "), "s3cret") {
+		t.Errorf("results file: error %q, dsn %q, command line %q; want the error, the DSN redacted", f.Error, f.Config["dsn"], f.CommandLine)
+	}
+}
+
+func TestSearchHelp(t *testing.T) {
+	stdout, _, code := cli(t, nil, "search", "--help")
+	for _, w := range []string{"--profile", "--resume", "--p99-slo", "--keep-growth", "--confirm", "--json"} {
+		if code != 0 || !strings.Contains(stdout, w) {
+			t.Errorf("search --help: code %d, no %s in %q", code, w, stdout)
+		}
+	}
+}
+
+func countEvents(t *testing.T, dsn string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer c.Close(ctx)
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM pgceiling.events").Scan(&n); err != nil {
+		t.Fatalf("count events: %v", err)
+	}
+	return n
+}
+
+// TestSearchEndToEnd runs a tiny search on the test server: it initialises the missing
+// schema, probes, writes the JSON, prints the summary and leaves the data as it found it;
+// a --resume of the finished file then reuses every probe.
+func TestSearchEndToEnd(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	path := filepath.Join(t.TempDir(), "s.json")
+	stdout, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": dsn}, tinySearch(path)...)
+	if code != 0 {
+		t.Fatalf("search: code %d\nstderr:\n%s", code, stderr)
+	}
+	for _, w := range []string{"initialising", "sweep 1/1 insert sync=off: probe 1 at 40 tx/s", "bracket", "results in"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("search progress lacks %q:\n%s", w, stderr)
+		}
+	}
+	if !strings.Contains(stdout, "insert") {
+		t.Errorf("summary lacks the sweep:\n%s", stdout)
+	}
+	f, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Command != "search" || len(f.Sweeps) != 1 || f.Server == nil || f.Config["workload"] != "insert" || f.Interrupted {
+		t.Fatalf("results file: command %q, %d sweeps, server %v, config %v, interrupted %v", f.Command, len(f.Sweeps), f.Server, f.Config, f.Interrupted)
+	}
+	sw := f.Sweeps[0]
+	if sw.Workload != "insert" || sw.SyncCommit != "off" || len(sw.Probes) == 0 || sw.Stop == "" || sw.ProbeMinutes <= 0 {
+		t.Errorf("sweep: %+v", sw)
+	}
+	for i, p := range sw.Probes {
+		if p.Verdict == "" || p.Reason == "" || !p.Balanced() || p.Workload != "insert" || p.SyncCommit != "off" {
+			t.Errorf("probe %d: verdict %q reason %q balanced %v workload %q sync %q", i+1, p.Verdict, p.Reason, p.Balanced(), p.Workload, p.SyncCommit)
+		}
+		if p.RowsAtStart != 0 && !sw.KeepGrowth {
+			t.Errorf("probe %d started with %d events rows; the data should be restored before each probe", i+1, p.RowsAtStart)
+		}
+	}
+	if sw.Probes[0].TargetRate != 40 {
+		t.Errorf("first probe at %.0f, want --start-rate 40", sw.Probes[0].TargetRate)
+	}
+	if n := countEvents(t, dsn); n != 0 {
+		t.Errorf("after the search pgceiling.events has %d rows, want the 0 it started with", n)
+	}
+
+	// Resume the finished file: every probe is reused, none is run again.
+	path2 := filepath.Join(t.TempDir(), "s2.json")
+	_, stderr, code = cli(t, map[string]string{"PGCEILING_DSN": dsn}, tinySearch(path2, "--resume", path)...)
+	if code != 0 {
+		t.Fatalf("search --resume: code %d\n%s", code, stderr)
+	}
+	if announced.MatchString(stderr) || !strings.Contains(stderr, "from the resumed file") {
+		t.Errorf("resume of a finished search ran probes:\n%s", stderr)
+	}
+	g, err := result.Read(path2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Sweeps) != 1 || len(g.Sweeps[0].Probes) != len(sw.Probes) || g.Sweeps[0].Knee != sw.Knee ||
+		!g.Sweeps[0].Probes[0].StartedAt.Equal(sw.Probes[0].StartedAt) {
+		t.Errorf("resumed file: %d probes knee %.0f; want the %d original probes, knee %.0f", len(g.Sweeps[0].Probes), g.Sweeps[0].Knee, len(sw.Probes), sw.Knee)
+	}
+}
+
+// announced matches the line that announces a probe about to run.
+var announced = regexp.MustCompile(`: probe \d+ at \d+ tx/s, bracket`)
+
+// cancelWriter collects stderr and calls cancel once it sees trigger.
+type cancelWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	trigger string
+	cancel  func()
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.cancel != nil && strings.Contains(w.buf.String(), w.trigger) {
+		w.cancel()
+		w.cancel = nil
+	}
+	return len(p), nil
+}
+
+// TestSearchInterruptAndResume interrupts a search during its second probe, as Ctrl-C
+// would: exit 130, the file marked interrupted with the first probe kept; --resume then
+// continues from it without running the first probe again.
+func TestSearchInterruptAndResume(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	path := filepath.Join(t.TempDir(), "s.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	env := &Env{Stdout: &out, Getenv: func(k string) string { return map[string]string{"PGCEILING_DSN": dsn}[k] }}
+	errw := &cancelWriter{trigger: "probe 2 at", cancel: func() { env.signal.Store(int32(syscall.SIGINT)); cancel() }}
+	env.Stderr = errw
+	args := tinySearch(path, "--max-probes", "6")
+	env.Args = append([]string{"pgceiling"}, args...)
+	code := Main(ctx, env, args)
+	if code != 130 {
+		t.Fatalf("interrupted search: code %d, want 130\n%s", code, errw.buf.String())
+	}
+	f, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Interrupted || len(f.Sweeps) != 1 || len(f.Sweeps[0].Probes) < 1 || f.Sweeps[0].Stop != "interrupted" {
+		t.Fatalf("interrupted file: interrupted %v, sweeps %+v", f.Interrupted, f.Sweeps)
+	}
+	first := f.Sweeps[0].Probes[0]
+	if !strings.Contains(errw.buf.String(), "--resume "+path) {
+		t.Errorf("no resume hint:\n%s", errw.buf.String())
+	}
+	_, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": dsn}, tinySearch(path, "--max-probes", "6", "--resume", path)...)
+	if code != 0 {
+		t.Fatalf("search --resume: code %d\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "probe 1 at 40 tx/s, bracket") {
+		t.Errorf("resume ran probe 1 again:\n%s", stderr)
+	}
+	g, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Interrupted || len(g.Sweeps[0].Probes) < 2 || !g.Sweeps[0].Probes[0].StartedAt.Equal(first.StartedAt) {
+		t.Errorf("resumed file: interrupted %v, %d probes, first started %v (want %v)", g.Interrupted, len(g.Sweeps[0].Probes),
+			g.Sweeps[0].Probes[0].StartedAt, first.StartedAt)
+	}
+}
