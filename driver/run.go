@@ -37,7 +37,10 @@ type Config struct {
 	// PoolWait + 5 s (the default statement timeout): the last arrival may start a pool
 	// wait late and then run up to the statement timeout. Then what remains is cancelled.
 	Drain time.Duration
-	// LagBound is the scheduler lag p99 above which the probe is driver_limited; default 20 ms.
+	// LagBound is the scheduler lag p99 above which the probe is driver_limited; default a
+	// tenth of PoolWait, at least 10 ms. Lag counts against the arrival's pool wait (queue
+	// wait runs from the intended time), so a lag well inside the pool wait does not hide
+	// server trouble; a lag near it means the driver, not the server, rejected arrivals.
 	LagBound time.Duration
 
 	// SyncCommit is recorded in the result ("on"/"off"); the workload applies it.
@@ -81,7 +84,7 @@ func (c Config) withDefaults() Config {
 		c.Drain = c.PoolWait + 5*time.Second
 	}
 	if c.LagBound == 0 {
-		c.LagBound = 20 * time.Millisecond
+		c.LagBound = max(c.PoolWait/10, 10*time.Millisecond)
 	}
 	return c
 }
