@@ -48,6 +48,8 @@ type Search struct {
 	StatementTimeout time.Duration
 	LockTimeout      time.Duration
 	IdleInTxTimeout  time.Duration
+	AppName          string
+	Observe          Observe
 
 	JSON   string // results file; default pgceiling-search-YYYYmmdd-HHMMSS.json
 	Resume string // continue the search recorded in this results file
@@ -127,6 +129,8 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.DurationVar(&c.StatementTimeout, "statement-timeout", 5*time.Second, "statement_timeout of every session")
 	fs.DurationVar(&c.LockTimeout, "lock-timeout", time.Second, "lock_timeout of every session")
 	fs.DurationVar(&c.IdleInTxTimeout, "idle-in-tx-timeout", 10*time.Second, "idle_in_transaction_session_timeout of every session")
+	fs.StringVar(&c.AppName, "application-name", "pgceiling", "application_name of the driver's sessions (the wait-event sampler watches these)")
+	c.Observe.Bind(fs)
 	fs.StringVar(&c.JSON, "json", "", "results file, rewritten after every probe (default pgceiling-search-YYYYmmdd-HHMMSS.json; with --resume, the resumed file)")
 	fs.StringVar(&c.Resume, "resume", "", "continue the search recorded in this results file, reusing its probes")
 	fs.StringVar(&c.Report, "report", "", "also write the report (tables, charts, HTML) into this directory")
@@ -169,6 +173,10 @@ func (c *Search) ApplyProfile(fs *pflag.FlagSet, haveDSN bool, now time.Time) er
 // workload names.
 func (c *Search) Validate(workloads []string) error {
 	var p Problems
+	if c.AppName == "" {
+		p.Addf("--application-name must not be empty (the sampler finds the driver's sessions by it)")
+	}
+	c.Observe.Check(&p)
 	if len(c.Workloads) == 0 {
 		p.Addf("--workload: give at least one of %s", strings.Join(workloads, ", "))
 	}

@@ -446,9 +446,14 @@ func TestBaselineRestore(t *testing.T) {
 		if n, _ := schema.RowCount(ctx, conn, "transactions"); n != spec.Rows+700 {
 			t.Errorf("RowCount(transactions) = %d, want %d", n, spec.Rows+700)
 		}
+		counter := schema.Counter(conn, b)
 		for table, want := range map[string]int64{"transactions": 700, "audit_log": 300, "events": 400} {
 			if n, err := schema.RowsSince(ctx, conn, table, b); n != want || err != nil {
 				t.Errorf("RowsSince(%s) = %d, %v; want %d", table, n, err, want)
+			}
+			exact, _ := schema.RowCount(ctx, conn, table)
+			if n, err := counter(ctx, table); n != exact || err != nil {
+				t.Errorf("Counter(%s) = %d, %v; want count(*) = %d", table, n, err, exact)
 			}
 		}
 		if err := schema.Restore(ctx, conn, b); err != nil {

@@ -66,11 +66,7 @@ func runInit(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	opt, err := embeddedOptions(env)
-	if err != nil {
-		return err
-	}
-	t, err := openTarget(ctx, env, c.Conn, opt)
+	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/driver"
@@ -90,17 +87,26 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 
 // runProbe prepares the server (schema, safety, pool, observer) and runs the probe.
 func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.Probe, *result.Disclosure, []string, error) {
-	admin, err := pgx.Connect(ctx, t.DSN)
+	cfgDB, admin, err := t.dial(ctx)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("connect: %w", err)
+		return nil, nil, nil, err
 	}
 	defer admin.Close(context.WithoutCancel(ctx))
 	if t.Embedded != nil {
-		if err := initEmbedded(ctx, env, c, t, admin); err != nil {
+		spec := schema.DefaultSpec()
+		spec.Rows, spec.Zipf, spec.Seed = c.Rows, c.Zipf, c.Seed
+		if c.Wallets > 0 {
+			spec.Wallets = c.Wallets
+		}
+		if err := ensureSchema(ctx, env, cfgDB, admin, spec); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	spec, err := schema.Check(ctx, admin)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	baseline, err := schema.TakeBaseline(ctx, admin)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -147,7 +153,7 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 	cfg := driver.Config{Rate: c.Rate, Warmup: c.Warmup, Duration: c.Duration, Conns: c.Conns,
 		PoolWait: c.PoolWait, Seed: c.Seed, MaxTries: c.MaxTries, SyncCommit: c.SyncCommit,
 		Drain: c.PoolWait + max(c.StatementTimeout, time.Second), Observer: sampler, OnSecond: prog.show,
-		CountRows: func(ctx context.Context, table string) (int64, error) { return schema.RowCount(ctx, admin, table) }}
+		CountRows: schema.Counter(admin, baseline)}
 	p, err := driver.Run(ctx, pool, w, cfg)
 	prog.end()
 	if err != nil {
@@ -158,42 +164,6 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 	}
 	observe.Finish(p)
 	return p, disclosure, warnings, nil
-}
-
-// initEmbedded creates and prefills the schema on the throwaway server.
-func initEmbedded(ctx context.Context, env *Env, c *config.Run, t *target, admin *pgx.Conn) error {
-	st, err := schema.Status(ctx, admin)
-	if err != nil {
-		return err
-	}
-	if st.Exists {
-		return nil
-	}
-	spec := schema.DefaultSpec()
-	spec.Rows, spec.Zipf, spec.Seed = c.Rows, c.Zipf, c.Seed
-	if c.Wallets > 0 {
-		spec.Wallets = c.Wallets
-	}
-	fmt.Fprintf(env.Stderr, "pgceiling: initialising the schema (%d rows, %d wallets)\n", spec.Rows, spec.Wallets)
-	cfg, err := pgx.ParseConfig(t.DSN)
-	if err != nil {
-		return fmt.Errorf("connection string: %w", err)
-	}
-	last := time.Time{}
-	_, err = schema.Init(ctx, cfg, spec, schema.InitOptions{Workers: 2, Progress: func(p schema.Progress) {
-		if time.Since(last) < 5*time.Second && p.Phase != schema.PhaseDone {
-			return
-		}
-		last = time.Now()
-		fmt.Fprintf(env.Stderr, "init: %s %d/%d (%s)\n", p.Phase, p.Done, p.Total, p.Elapsed.Round(time.Second))
-	}})
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
-		return fmt.Errorf("init: %w", err)
-	}
-	return nil
 }
 
 // progress draws the live line: in place every second on a terminal, else a plain line

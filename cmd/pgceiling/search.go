@@ -200,6 +200,7 @@ type searchSession struct {
 	sampler    *observe.Sampler
 	spec       schema.Spec
 	baseline   *schema.Baseline
+	counter    func(ctx context.Context, table string) (int64, error) // exact row counts, cheap
 	disclosure *result.Disclosure
 	warnings   []string
 	probes     int // probes run so far, for seeds
@@ -207,33 +208,15 @@ type searchSession struct {
 
 func newSearchSession(ctx context.Context, env *Env, c *config.Search, t *target) (*searchSession, error) {
 	s := &searchSession{env: env, c: c, dsn: t.DSN}
-	var err error
-	if s.admin, err = pgx.Connect(ctx, t.DSN); err != nil {
-		return s, fmt.Errorf("connect: %w", err)
-	}
-	st, err := schema.Status(ctx, s.admin)
+	cfgDB, admin, err := t.dial(ctx)
 	if err != nil {
 		return s, err
 	}
-	if !st.Exists {
-		spec := schema.DefaultSpec()
-		spec.Rows, spec.Wallets, spec.Zipf, spec.Seed = c.Rows, c.Wallets, c.Zipf, c.Seed
-		fmt.Fprintf(env.Stderr, "pgceiling: no pgceiling schema: initialising it (%d rows, %d wallets)\n", spec.Rows, spec.Wallets)
-		cfg, err := pgx.ParseConfig(t.DSN)
-		if err != nil {
-			return s, fmt.Errorf("connection string: %w", err)
-		}
-		last := time.Time{}
-		_, err = schema.Init(ctx, cfg, spec, schema.InitOptions{Workers: 2, Progress: func(p schema.Progress) {
-			if time.Since(last) < 5*time.Second && p.Phase != schema.PhaseDone {
-				return
-			}
-			last = time.Now()
-			fmt.Fprintf(env.Stderr, "init: %s %d/%d (%s)\n", p.Phase, p.Done, p.Total, p.Elapsed.Round(time.Second))
-		}})
-		if err != nil {
-			return s, fmt.Errorf("init: %w", err)
-		}
+	s.admin = admin
+	spec := schema.DefaultSpec()
+	spec.Rows, spec.Wallets, spec.Zipf, spec.Seed = c.Rows, c.Wallets, c.Zipf, c.Seed
+	if err := ensureSchema(ctx, env, cfgDB, s.admin, spec); err != nil {
+		return s, err
 	}
 	if s.spec, err = schema.Check(ctx, s.admin); err != nil {
 		return s, err
@@ -253,19 +236,23 @@ func newSearchSession(ctx context.Context, env *Env, c *config.Search, t *target
 	if err := observe.RefuseUnsafe(s.warnings, c.AllowUnsafe); err != nil {
 		return s, err
 	}
+	// The baseline is taken once: Restore returns to it before each probe (unless
+	// --keep-growth), and it makes the row checks cheap either way.
+	b, err := schema.TakeBaseline(ctx, s.admin)
+	if err != nil {
+		return s, err
+	}
+	s.counter = schema.Counter(s.admin, b)
 	if !c.KeepGrowth {
-		b, err := schema.TakeBaseline(ctx, s.admin)
-		if err != nil {
-			return s, err
-		}
 		s.baseline = &b
 	}
 	sess := driver.Session{StatementTimeout: c.StatementTimeout, LockTimeout: c.LockTimeout,
-		IdleInTxTimeout: c.IdleInTxTimeout, AppName: "pgceiling"}
+		IdleInTxTimeout: c.IdleInTxTimeout, AppName: c.AppName}
 	if s.pool, err = driver.NewPool(ctx, t.DSN, sess, c.Conns, execModes[c.ExecMode]); err != nil {
 		return s, err
 	}
-	if s.sampler, err = observe.NewSampler(ctx, observe.SamplerOptions{DSN: t.DSN, Local: local}); err != nil {
+	if s.sampler, err = observe.NewSampler(ctx, observe.SamplerOptions{DSN: t.DSN, AppName: c.AppName,
+		Interval: c.Observe.SampleInterval, Local: local}); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -311,9 +298,7 @@ func (s *searchSession) sweep(ctx context.Context, label, name, sync string, pri
 	}
 	p := &sweepProber{s: s, w: w, label: label, cfg: driver.Config{Warmup: s.c.Warmup, Duration: s.c.Duration,
 		Conns: s.c.Conns, PoolWait: s.c.PoolWait, MaxTries: s.c.MaxTries, SyncCommit: sync, Observer: s.sampler,
-		CountRows: func(ctx context.Context, table string) (int64, error) {
-			return schema.RowCount(ctx, s.admin, table)
-		}}}
+		CountRows: s.counter}}
 	cfg := search.Config{StartRate: s.c.StartRate, Growth: s.c.Growth, Precision: s.c.Precision,
 		MaxErrorRate: s.c.MaxErrorRate, P99SLO: s.c.P99SLO, Confirm: s.c.Confirm, MaxProbes: s.c.MaxProbes,
 		Duration: s.c.Duration, NoEarlyAbort: s.c.NoEarlyAbort, Estimate: estimate,

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/localpg"
+	"github.com/pgceiling/pgceiling/schema"
 )
 
 // bindConn adds --dsn to a command's flags.
@@ -38,6 +41,13 @@ func openTarget(ctx context.Context, env *Env, c config.Conn, opt localpg.Option
 	if dsn != "" {
 		return &target{DSN: dsn}, nil
 	}
+	if opt.BinDir == "" {
+		eo, err := embeddedOptions(env)
+		if err != nil {
+			return nil, err
+		}
+		opt.BinDir = eo.BinDir
+	}
 	fmt.Fprintln(env.Stderr, "pgceiling: no --dsn given: starting a throwaway PostgreSQL on this machine (removed when done)")
 	s, err := localpg.Start(ctx, opt)
 	if err != nil {
@@ -46,4 +56,38 @@ func openTarget(ctx context.Context, env *Env, c config.Conn, opt localpg.Option
 	fmt.Fprintf(env.Stderr, "pgceiling: throwaway PostgreSQL %s on %s:%d, data in %s\n", s.Version, s.Host, s.Port, s.Dir)
 	env.atForcedExit(func() { _ = s.Stop() })
 	return &target{DSN: s.DSN("postgres"), Embedded: s}, nil
+}
+
+// dial parses the target's DSN (a malformed --dsn is a usage error that never shows the
+// password) and opens an admin session, turning the usual failures into one clear line.
+func (t *target) dial(ctx context.Context) (*pgx.ConnConfig, *pgx.Conn, error) {
+	cfg, err := parseDSN(t.DSN)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, conn, nil
+}
+
+// ensureSchema initialises the schema with spec when it is missing, drawing init's
+// progress, so run and search work on a fresh (e.g. embedded) server.
+func ensureSchema(ctx context.Context, env *Env, cfg *pgx.ConnConfig, admin *pgx.Conn, spec schema.Spec) error {
+	st, err := schema.Status(ctx, admin)
+	if err != nil {
+		return err
+	}
+	if st.Exists {
+		return nil
+	}
+	fmt.Fprintf(env.Stderr, "pgceiling: no pgceiling schema: initialising it (%d rows, %d wallets)\n", spec.Rows, spec.Wallets)
+	bar := newProgressBar(env.Stderr, env.TTY)
+	_, err = schema.Init(ctx, cfg, spec, schema.InitOptions{Workers: runtime.NumCPU(), Progress: bar.update})
+	bar.end()
+	if err != nil {
+		return initError(err, cfg)
+	}
+	return nil
 }
