@@ -70,27 +70,8 @@ func (c *Run) Validate(workloads []string) error {
 	if err := OneOf("workload", c.Workload, workloads); err != nil {
 		p.Addf("--workload: %v", err)
 	}
-	switch {
-	case c.Rate == 0:
-		p.Addf("--rate is required: the offered rate in transactions per second, e.g. --rate 500")
-	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
-		p.Addf("--rate must be a finite number > 0, got %v", c.Rate)
-	}
-	if c.Duration < time.Second {
-		p.Addf("--duration must be at least 1s, got %v", c.Duration)
-	}
-	if c.Warmup < 0 {
-		p.Addf("--warmup must be >= 0, got %v", c.Warmup)
-	}
-	if c.Conns < 1 {
-		p.Addf("--conns must be >= 1, got %d", c.Conns)
-	}
-	if c.PoolWait <= 0 {
-		p.Addf("--pool-wait must be > 0, got %v", c.PoolWait)
-	}
-	if c.MaxTries < 1 {
-		p.Addf("--max-tries must be >= 1, got %d", c.MaxTries)
-	}
+	checkRate(&p, "--rate", c.Rate, false)
+	probeShape{Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, Conns: c.Conns, MaxTries: c.MaxTries}.check(&p)
 	if err := OneOf("--sync-commit value", c.SyncCommit, []string{"on", "off"}); err != nil {
 		p.Addf("%v", err)
 	}

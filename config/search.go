@@ -204,9 +204,7 @@ func (c *Search) Validate(workloads []string) error {
 	if _, ok := ProfileByName(c.Profile); !ok && c.Profile != "" {
 		p.Addf("--profile: %v", OneOf("profile", c.Profile, profileNames()))
 	}
-	if !(c.StartRate >= 0) {
-		p.Addf("--start-rate must be >= 0 (0 = calibrate), got %v", c.StartRate)
-	}
+	checkRate(&p, "--start-rate", c.StartRate, true)
 	if !(c.Growth > 1) {
 		p.Addf("--growth must be > 1, got %v", c.Growth)
 	}
@@ -225,21 +223,7 @@ func (c *Search) Validate(workloads []string) error {
 	if c.MaxProbes < 1 {
 		p.Addf("--max-probes must be >= 1, got %d", c.MaxProbes)
 	}
-	if c.Conns < 1 {
-		p.Addf("--conns must be >= 1, got %d", c.Conns)
-	}
-	if c.PoolWait <= 0 {
-		p.Addf("--pool-wait must be > 0, got %v", c.PoolWait)
-	}
-	if c.Warmup < 0 {
-		p.Addf("--warmup must be >= 0, got %v", c.Warmup)
-	}
-	if c.Duration < time.Second {
-		p.Addf("--duration must be at least 1s, got %v", c.Duration)
-	}
-	if c.MaxTries < 1 {
-		p.Addf("--max-tries must be >= 1, got %d", c.MaxTries)
-	}
+	probeShape{Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, Conns: c.Conns, MaxTries: c.MaxTries}.check(&p)
 	if err := OneOf("--exec-mode", c.ExecMode, ExecModes); err != nil {
 		p.Addf("%v", err)
 	}

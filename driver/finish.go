@@ -55,12 +55,15 @@ func (r *probeRun) fill(p *result.Probe) {
 		p.CutShort, p.CutReason = true, r.stopReason
 	case r.stopReason == "interrupted":
 		p.Interrupted = true
+	case r.gone.Load():
+		p.CutShort, p.CutReason = true, r.stopReason
+		p.Error = r.stopReason
 	}
 	if sr, ok := r.w.(workload.SkewReporter); ok {
 		p.Skew = sr.Skew()
 	}
 	if r.obsErr != nil {
-		p.Error = r.obsErr.Error()
+		p.ObserverError = r.obsErr.Error()
 	}
 }
 
@@ -69,8 +72,8 @@ func (r *probeRun) check(ctx context.Context, p *result.Probe, count func(contex
 	snap workload.Checker, pool *pgxpool.Pool) {
 	if r.obsStarted {
 		obs, err := r.cfg.Observer.Stop(ctx, p.Committed)
-		if err != nil && p.Error == "" {
-			p.Error = fmt.Sprintf("observer stop: %v", err)
+		if err != nil && p.ObserverError == "" {
+			p.ObserverError = fmt.Sprintf("observer stop: %v", err)
 		}
 		p.Observation = obs
 	}

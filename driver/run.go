@@ -12,6 +12,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgceiling/pgceiling/result"
@@ -37,6 +38,10 @@ type Config struct {
 	// PoolWait + 5 s (the default statement timeout): the last arrival may start a pool
 	// wait late and then run up to the statement timeout. Then what remains is cancelled.
 	Drain time.Duration
+	// GoneAfter is how long every outcome may be a connection failure, with no commit,
+	// before the driver tries one fresh connection and, when that fails too, stops the
+	// probe as "server went away" instead of waiting out the window; default 5 s.
+	GoneAfter time.Duration
 	// LagBound is the scheduler lag p99 above which the probe is driver_limited; default a
 	// tenth of PoolWait, at least 10 ms. Lag counts against the arrival's pool wait (queue
 	// wait runs from the intended time), so a lag well inside the pool wait does not hide
@@ -82,6 +87,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Drain == 0 {
 		c.Drain = c.PoolWait + 5*time.Second
+	}
+	if c.GoneAfter == 0 {
+		c.GoneAfter = 5 * time.Second
 	}
 	if c.LagBound == 0 {
 		c.LagBound = max(c.PoolWait/10, 10*time.Millisecond)
@@ -196,6 +204,9 @@ type probeRun struct {
 	stopAt     atomic.Int64 // offset where issuing stopped early; -1 while running
 	stopReason string       // set before stop is closed
 	budgetHit  atomic.Bool
+	gone       atomic.Bool  // stopped because the server went away
+	connFails  atomic.Int64 // connection failures so far, for the server watch
+	watch      serverWatch
 
 	workCtx    context.Context
 	cancelWork context.CancelFunc
@@ -222,7 +233,9 @@ func newProbeRun(pool *pgxpool.Pool, w workload.Workload, cfg Config) *probeRun 
 	// Poisson counts in one pool wait rarely exceed mean + 6 sd; past that, the arrival
 	// would be rejected anyway.
 	mean := cfg.Rate * cfg.PoolWait.Seconds()
-	r.queue = make(chan arrival, int(mean+6*math.Sqrt(mean))+cfg.Conns+64)
+	// The cap is a safety net: a million waiting arrivals is overload whatever the rate,
+	// and the queue must never grow with rate x pool wait unchecked.
+	r.queue = make(chan arrival, min(int(mean+6*math.Sqrt(mean))+cfg.Conns+64, 1<<20))
 	n := int((r.end + time.Second - 1) / time.Second)
 	r.secs = make([]*second, n)
 	for i := range r.secs {
@@ -353,6 +366,7 @@ func (r *probeRun) run(ctx context.Context) {
 		case <-tick.C:
 			r.finalize(false)
 			last = r.progress(last)
+			r.watchServer()
 		}
 	}
 }
@@ -428,6 +442,9 @@ func (r *probeRun) settle(a arrival, wk *worker, ok bool, c result.Class, wait, 
 		r.committed.Add(1)
 	} else {
 		t.failed[c].Add(1)
+		if c == result.Connection {
+			r.connFails.Add(1)
+		}
 		if t == &r.meas && r.cfg.ErrorBudget > 0 && t.bad() > r.cfg.ErrorBudget && !r.budgetHit.Swap(true) {
 			r.halt(fmt.Sprintf("errors exceeded the probe's budget of %d", r.cfg.ErrorBudget))
 		}
@@ -541,4 +558,44 @@ func (r *probeRun) progress(last Live) Live {
 		r.cfg.OnSecond(r.lastSecond, lv)
 	}
 	return lv
+}
+
+// serverWatch is the state of the check for a server that went away for good.
+type serverWatch struct {
+	committed int64
+	fails     int64     // connection failures when the quiet spell began
+	since     time.Time // when commits stopped while connection failures came
+}
+
+// watchServer stops the probe when, for GoneAfter, nothing committed while connection
+// failures kept coming and one fresh connection fails too: the server went away, and
+// waiting out the window would only delay the partial result.
+func (r *probeRun) watchServer() {
+	w := &r.watch
+	committed, fails := r.committed.Load(), r.connFails.Load()
+	if committed != w.committed {
+		w.committed, w.since = committed, time.Time{}
+		return
+	}
+	if w.since.IsZero() {
+		if fails > w.fails {
+			w.since = time.Now()
+		}
+		w.fails = fails
+		return
+	}
+	if time.Since(w.since) < r.cfg.GoneAfter || fails == w.fails || r.stopAt.Load() >= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.workCtx, 2*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, r.pool.Config().ConnConfig)
+	if err == nil {
+		_ = conn.Close(ctx)
+		w.since, w.fails = time.Time{}, fails
+		return
+	}
+	r.gone.Store(true)
+	r.halt(fmt.Sprintf("the server went away: no commit and only connection errors for %v, and a new connection fails: %v",
+		time.Since(w.since).Round(time.Second), err))
 }

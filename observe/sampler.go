@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"time"
 
@@ -44,6 +45,7 @@ type SamplerOptions struct {
 type Sampler struct {
 	opt        SamplerOptions
 	conn       *pgx.Conn
+	cfg        *pgx.ConnConfig
 	versionNum int
 	postmaster int // 0: not local
 	cores      int
@@ -94,19 +96,54 @@ func NewSampler(ctx context.Context, opt SamplerOptions) (*Sampler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("observer: connect: %w", err)
 	}
-	s := &Sampler{opt: opt, conn: conn, postmaster: opt.Local.PostmasterPID}
+	s := &Sampler{opt: opt, cfg: cfg, conn: conn}
 	s.cores, _ = machine()
-	var pmStart time.Time
-	var backendPID int
-	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int,
-		pg_postmaster_start_time(), pg_backend_pid()`).Scan(&s.versionNum, &pmStart, &backendPID); err != nil {
+	if err := s.learn(ctx); err != nil {
 		conn.Close(ctx)
-		return nil, fmt.Errorf("observer: server version: %w", err)
-	}
-	if s.postmaster == 0 {
-		s.postmaster = localPostmaster("/proc", backendPID, pmStart)
+		return nil, err
 	}
 	return s, nil
+}
+
+// learn reads the server's version and finds its postmaster when it runs on this machine.
+func (s *Sampler) learn(ctx context.Context) error {
+	var pmStart time.Time
+	var backendPID int
+	if err := s.conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int,
+		pg_postmaster_start_time(), pg_backend_pid()`).Scan(&s.versionNum, &pmStart, &backendPID); err != nil {
+		return fmt.Errorf("observer: server version: %w", err)
+	}
+	s.postmaster = s.opt.Local.PostmasterPID
+	if s.postmaster == 0 || !alive(s.postmaster) {
+		s.postmaster = localPostmaster("/proc", backendPID, pmStart)
+	}
+	return nil
+}
+
+// alive reports whether pid is a running process on this machine.
+func alive(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil
+}
+
+// ensureConn reconnects the observer's connection when the server dropped it (a restart,
+// a terminated backend), so one fault does not blind every later probe.
+func (s *Sampler) ensureConn(ctx context.Context) error {
+	if !s.conn.IsClosed() {
+		pctx, cancel := context.WithTimeout(ctx, s.opt.QueryTimeout)
+		err := s.conn.Ping(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+	}
+	_ = s.conn.Close(ctx)
+	conn, err := pgx.ConnectConfig(ctx, s.cfg)
+	if err != nil {
+		return fmt.Errorf("observer: reconnect: %w", err)
+	}
+	s.conn = conn
+	return s.learn(ctx)
 }
 
 // Local reports whether the server runs on this machine, so its CPU time is measured.
@@ -123,6 +160,9 @@ func (s *Sampler) Close(ctx context.Context) error {
 func (s *Sampler) Start(ctx context.Context) error {
 	if s.running {
 		return errors.New("observer: Start called twice without Stop")
+	}
+	if err := s.ensureConn(ctx); err != nil {
+		return err
 	}
 	snap, err := s.snapshot(ctx)
 	if err != nil {

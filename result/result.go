@@ -210,6 +210,9 @@ type Probe struct {
 	CutShort          bool    `json:"cut_short,omitempty"` // stopped early: errors exceeded the probe's budget
 	CutReason         string  `json:"cut_reason,omitempty"`
 	Error             string  `json:"error,omitempty"` // a probe that could not complete
+	// ObserverError says why the server could not be observed (e.g. its connection was
+	// lost in a restart); the probe's own figures stand.
+	ObserverError string `json:"observer_error,omitempty"`
 
 	Observation *Observation `json:"observation,omitempty"`
 

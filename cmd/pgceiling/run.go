@@ -42,6 +42,9 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	if err := c.Validate(workload.Names()); err != nil {
 		return err
 	}
+	if err := checkDSN(c.Conn, env); err != nil {
+		return err
+	}
 	if c.JSON != "" {
 		if err := result.CheckWritable(c.JSON); err != nil {
 			return err
@@ -77,6 +80,12 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "pgceiling: result in %s\n", c.JSON)
 	}
 	switch {
+	case p.Error != "":
+		where := ""
+		if c.JSON != "" {
+			where = "; the partial result is in " + c.JSON
+		}
+		return fmt.Errorf("%s%s", p.Error, where)
 	case len(p.Checks.Problems) > 0:
 		return fmt.Errorf("the probe's checks FAILED: %s", strings.Join(p.Checks.Problems, "; "))
 	case file.Interrupted:
@@ -140,6 +149,11 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 		return nil, nil, nil, err
 	}
 	defer pool.Close()
+	books, err := t.adminPool(ctx) // survives a restart, unlike the admin session
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer books.Close()
 	sampler, err := observe.NewSampler(ctx, observe.SamplerOptions{DSN: t.DSN, AppName: c.AppName,
 		Interval: c.Observe.SampleInterval, Local: local})
 	if err != nil {
@@ -153,7 +167,7 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 	cfg := driver.Config{Rate: c.Rate, Warmup: c.Warmup, Duration: c.Duration, Conns: c.Conns,
 		PoolWait: c.PoolWait, Seed: c.Seed, MaxTries: c.MaxTries, SyncCommit: c.SyncCommit,
 		Drain: c.PoolWait + max(c.StatementTimeout, time.Second), Observer: sampler, OnSecond: prog.show,
-		CountRows: schema.Counter(admin, baseline)}
+		CountRows: schema.Counter(books, baseline)}
 	p, err := driver.Run(ctx, pool, w, cfg)
 	prog.end()
 	if err != nil {

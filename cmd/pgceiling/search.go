@@ -58,6 +58,9 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	if err := c.Validate(workload.Names()); err != nil {
 		return err
 	}
+	if err := checkDSN(c.Conn, env); err != nil {
+		return err
+	}
 	var prior *result.File
 	if c.Resume != "" {
 		f, err := result.Read(c.Resume)
@@ -201,6 +204,7 @@ type searchSession struct {
 	spec       schema.Spec
 	baseline   *schema.Baseline
 	counter    func(ctx context.Context, table string) (int64, error) // exact row counts, cheap
+	books      *pgxpool.Pool                                          // restore, checkpoint, row checks: survives restarts
 	disclosure *result.Disclosure
 	warnings   []string
 	probes     int // probes run so far, for seeds
@@ -242,7 +246,10 @@ func newSearchSession(ctx context.Context, env *Env, c *config.Search, t *target
 	if err != nil {
 		return s, err
 	}
-	s.counter = schema.Counter(s.admin, b)
+	if s.books, err = t.adminPool(ctx); err != nil {
+		return s, err
+	}
+	s.counter = schema.Counter(s.books, b)
 	if !c.KeepGrowth {
 		s.baseline = &b
 	}
@@ -267,10 +274,13 @@ func (s *searchSession) close() {
 	if s.pool != nil {
 		s.pool.Close()
 	}
-	if s.admin != nil {
+	if s.books != nil {
 		if s.baseline != nil { // leave the data as it was found
-			_ = schema.Restore(ctx, s.admin, *s.baseline)
+			_ = schema.Restore(ctx, s.books, *s.baseline)
 		}
+		s.books.Close()
+	}
+	if s.admin != nil {
 		_ = s.admin.Close(ctx)
 	}
 }
@@ -279,12 +289,12 @@ func (s *searchSession) close() {
 // (unless --no-checkpoint), so every probe starts from the same state.
 func (s *searchSession) before(ctx context.Context) error {
 	if s.baseline != nil {
-		if err := schema.Restore(ctx, s.admin, *s.baseline); err != nil {
+		if err := schema.Restore(ctx, s.books, *s.baseline); err != nil {
 			return err
 		}
 	}
 	if !s.c.NoCheckpoint {
-		return schema.Checkpoint(ctx, s.admin)
+		return schema.Checkpoint(ctx, s.books)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/pflag"
 
 	"github.com/pgceiling/pgceiling/config"
@@ -90,4 +91,37 @@ func ensureSchema(ctx context.Context, env *Env, cfg *pgx.ConnConfig, admin *pgx
 		return initError(err, cfg)
 	}
 	return nil
+}
+
+// adminPool is a small pool for pgceiling's own bookkeeping (row checks, restoring the data,
+// CHECKPOINT), apart from the measured workers. Its connections are pinged whenever they
+// are taken, so a server restart costs a reconnect instead of failing every later check.
+func (t *target) adminPool(ctx context.Context) (*pgxpool.Pool, error) {
+	pc, err := pgxpool.ParseConfig(t.DSN)
+	if err != nil {
+		return nil, err
+	}
+	pc.MaxConns = 2
+	pc.MinConns = 0
+	pc.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return true }
+	pc.ConnConfig.RuntimeParams["application_name"] = "pgceiling-admin"
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("admin connections: %w", err)
+	}
+	return pool, nil
+}
+
+// checkDSN rejects a malformed --dsn (or $PGCEILING_DSN) as a usage error before anything
+// runs or is written.
+func checkDSN(c config.Conn, env *Env) error {
+	dsn := c.DSN
+	if dsn == "" {
+		dsn = env.Getenv(config.EnvDSN)
+	}
+	if dsn == "" {
+		return nil
+	}
+	_, err := parseDSN(dsn)
+	return err
 }
