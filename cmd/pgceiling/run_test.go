@@ -55,7 +55,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "NaN"}, 2, "finite"},
 		{[]string{"run", "--rate", "10", "--workload", "tranfser"}, 2, `did you mean "transfer"`},
 		{[]string{"run", "--rate", "10", "--exec-mode", "prepared"}, 2, "--exec-mode"},
-		{[]string{"run", "--rate", "10", "--conns", "0", "--sync-commit", "maybe"}, 2, "--conns must be >= 1, got 0; unknown --sync-commit"},
+		{[]string{"run", "--rate", "10", "--conns", "0", "--sync-commit", "maybe"}, 2, "--conns must be between 1 and 10000, got 0; unknown --sync-commit"},
 		{[]string{"run", "--rate", "10", "--json", "/nonexistent-dir-xyz/r.json"}, 1, "results file"},
 		{[]string{"run", "--rate", "10", "--dsn", "postgres://u:s3cret@127.0.0.1:1/x?connect_timeout=5"}, 1, "connect"},
 	} {
