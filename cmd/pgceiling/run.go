@@ -45,6 +45,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	if err := checkDSN(c.Conn, env); err != nil {
 		return err
 	}
+	tuneGC(env, c.Conns)
 	if c.JSON != "" {
 		if err := result.CheckWritable(c.JSON); err != nil {
 			return err

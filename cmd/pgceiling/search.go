@@ -61,6 +61,7 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	if err := checkDSN(c.Conn, env); err != nil {
 		return err
 	}
+	tuneGC(env, c.Conns)
 	var prior *result.File
 	if c.Resume != "" {
 		f, err := result.Read(c.Resume)
