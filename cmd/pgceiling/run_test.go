@@ -110,7 +110,15 @@ func TestRunInterrupted(t *testing.T) {
 		for !strings.Contains(errb.String(), "pgceiling run:") {
 			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(1500 * time.Millisecond) // let it measure something
+		// Let it measure something: wait until the probe has committed rows.
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err == nil {
+			var n int64
+			for n < 20 && conn.QueryRow(context.Background(), `SELECT count(*) FROM pgceiling.events`).Scan(&n) == nil {
+				time.Sleep(50 * time.Millisecond)
+			}
+			conn.Close(context.Background())
+		}
 		e.signal.Store(int32(syscall.SIGINT))
 		cancel()
 	}()
