@@ -43,8 +43,9 @@ func kneeProbe(s *result.Sweep) *result.Probe {
 	return found
 }
 
-// failing reports whether the search judged the probe a failure.
-func failing(p *result.Probe) bool { return p.Verdict != "" && p.Verdict != result.Pass }
+// failing reports whether the search judged the probe a failure on the server's account
+// (fail or not_steady); driver-limited and fault probes say nothing about the server.
+func failing(p *result.Probe) bool { return p.Verdict == result.Fail || p.Verdict == result.NotSteady }
 
 // firstFailing returns the failing probe at the lowest offered rate (the first rate the
 // server could not hold), or nil.
@@ -88,7 +89,9 @@ func warnings(f *result.File) []string {
 	for _, s := range f.Sweeps {
 		var rates []string
 		for _, p := range s.Probes {
-			if p.DriverLimited || p.Verdict == result.DriverLimited {
+			// A probe judged by its errors (fail) stands even when the driver was also
+			// behind; only the verdict driver_limited (or an unjudged run) voids it.
+			if p.Verdict == result.DriverLimited || (p.Verdict == "" && p.DriverLimited) {
 				rates = append(rates, rate(p.TargetRate))
 			}
 		}
