@@ -25,7 +25,7 @@ func WriteAll(dir string, f *result.File) ([]string, error) {
 			return err
 		}
 		path := filepath.Join(dir, name)
-		if err := writeFileAtomic(path, b.Bytes()); err != nil {
+		if err := result.WriteFileAtomic(path, b.Bytes()); err != nil {
 			return err
 		}
 		written = append(written, path)
@@ -53,26 +53,4 @@ func WriteAll(dir string, f *result.File) ([]string, error) {
 		return written, err
 	}
 	return written, nil
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

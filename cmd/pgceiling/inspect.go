@@ -42,8 +42,8 @@ func runInspect(ctx context.Context, env *Env, args []string) error {
 	var cfg *pgx.ConnConfig
 	if c.Conn.DSN != "" {
 		var err error
-		if cfg, err = pgx.ParseConfig(c.Conn.DSN); err != nil {
-			return config.Usagef("inspect: bad --dsn: %v", err)
+		if cfg, err = parseDSN(c.Conn.DSN); err != nil {
+			return err
 		}
 	}
 	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})

@@ -114,7 +114,7 @@ func TestInspectBadInput(t *testing.T) {
 	}{
 		{[]string{"inspect", "--jsn"}, 2, "unknown flag"},
 		{[]string{"inspect", "extra"}, 2, "unexpected argument"},
-		{[]string{"inspect", "--dsn", "postgres://u:s3cret@127.0.0.1:99999/x"}, 2, "bad --dsn"},
+		{[]string{"inspect", "--dsn", "postgres://u:s3cret@127.0.0.1:99999/x"}, 2, "malformed --dsn"},
 		{[]string{"inspect", "--dsn", "postgres://u:s3cret@127.0.0.1:1/x?sslmode=disable&connect_timeout=5"}, 1, "inspect: connect to"},
 	} {
 		_, stderr, code := cli(t, nil, tc.args...)
