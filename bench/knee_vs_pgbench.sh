@@ -11,7 +11,9 @@
 # within --pool-wait 1s. Bracket: from --start grow x2 until a rate fails, then bisect
 # until (hi - lo) / lo <= --precision. Before every pgbench probe the rows of the previous
 # one are deleted, then VACUUM and CHECKPOINT, as pgceiling does before its probes.
-# pgceiling side: `pgceiling search --workload oltp --sync-commit on` with the same probe
+# pgceiling side: `pgceiling search --workload oltp --sync-commit on --no-steady-check` (the
+# error rule only, as on the pgbench side; pgceiling's default also fails a probe whose
+# queue wait keeps growing, which pgbench cannot judge) with the same probe
 # length, precision, connections and no calibration (same --start).
 # Target: the two knees within 10 %.
 #
@@ -75,7 +77,7 @@ reset() {
 
 echo "1. pgceiling search, oltp, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
 "$work/pgceiling" search --dsn "$dsn" --workload oltp --sync-commit on --warmup "${warm}s" --duration "${secs}s" \
-  --precision "$prec" --start-rate "$start" --conns "$conns" --pool-wait 1s --json "$work/search.json" \
+  --precision "$prec" --start-rate "$start" --conns "$conns" --pool-wait 1s --no-steady-check --json "$work/search.json" \
   2> >(grep -v '^  ' >&2) >/dev/null
 pgc_knee="$(python3 -c "import json; s=json.load(open('$work/search.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
 IFS='|' read -r pgc_knee pgc_stop pgc_probes <<<"$pgc_knee"

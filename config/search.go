@@ -26,6 +26,9 @@ type Search struct {
 	Confirm      int
 	MaxProbes    int
 	NoEarlyAbort bool
+	// NoSteadyCheck judges probes by errors (and --p99-slo) only, without the not_steady
+	// rule: for comparing with tools that have no such rule.
+	NoSteadyCheck bool
 
 	Conns    int
 	PoolWait time.Duration
@@ -113,6 +116,7 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.IntVar(&c.Confirm, "confirm", 0, "repeat the final bracket's edges this many times; the knee must pass every repeat")
 	fs.IntVar(&c.MaxProbes, "max-probes", 40, "most probes per sweep (retries and repeats included)")
 	fs.BoolVar(&c.NoEarlyAbort, "no-early-abort", false, "run failing probes to the end instead of stopping them once their errors exceed the budget")
+	fs.BoolVar(&c.NoSteadyCheck, "no-steady-check", false, "judge probes by errors (and --p99-slo) only, without the not_steady rule (growing queue wait); to compare with pgbench")
 	fs.IntVar(&c.Conns, "conns", 50, "connections in the pool (the application's pool size)")
 	fs.DurationVar(&c.PoolWait, "pool-wait", time.Second, "an arrival not started within this of its intended time is rejected (pool_timeout)")
 	fs.DurationVar(&c.Warmup, "warmup", 0, "unmeasured warm-up of each probe; default from the profile")

@@ -37,6 +37,7 @@ const (
 type SteadyRule struct {
 	MinGrowth time.Duration // default DefaultSteadyMinGrowth
 	Ratio     float64       // default DefaultSteadyRatio
+	Off       bool          // judge by errors (and the SLO) only, e.g. to compare with pgbench
 }
 
 func (r SteadyRule) withDefaults() SteadyRule {
@@ -51,6 +52,9 @@ func (r SteadyRule) withDefaults() SteadyRule {
 
 // Check returns "" when the series is steady (or too short to judge), else the reason.
 func (r SteadyRule) Check(series []result.Second) string {
+	if r.Off {
+		return ""
+	}
 	r = r.withDefaults()
 	var qw, lag []float64
 	for _, s := range series {

@@ -109,3 +109,13 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+func TestSteadyRuleOff(t *testing.T) {
+	grow := series(ramp(40, 5, 500)...)
+	if r := (SteadyRule{}).Check(grow); r == "" {
+		t.Fatalf("SteadyRule{}.Check(queue wait 5 -> 500 ms) = steady, want not steady")
+	}
+	if r := (SteadyRule{Off: true}).Check(grow); r != "" {
+		t.Errorf("SteadyRule{Off: true}.Check = %q, want \"\" (rule switched off)", r)
+	}
+}

@@ -313,6 +313,7 @@ func (s *searchSession) sweep(ctx context.Context, label, name, sync string, pri
 	cfg := search.Config{StartRate: s.c.StartRate, Growth: s.c.Growth, Precision: s.c.Precision,
 		MaxErrorRate: s.c.MaxErrorRate, P99SLO: s.c.P99SLO, Confirm: s.c.Confirm, MaxProbes: s.c.MaxProbes,
 		Duration: s.c.Duration, NoEarlyAbort: s.c.NoEarlyAbort, Estimate: estimate,
+		Steady: search.SteadyRule{Off: s.c.NoSteadyCheck},
 		OnStart: func(n int, rate float64, b result.Bracket) {
 			p.started = true
 			fmt.Fprintf(s.env.Stderr, "%s: probe %d at %.0f tx/s, bracket %s\n", label, n, rate, bracketText(b))
