@@ -34,27 +34,8 @@ done
 echo "1. simulated server"
 (cd "$root" && go test -count=1 -run 'TestSearchCost$' -v ./search | sed -n 's/^ *cost_test.go:[0-9]*: /   /p')
 
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-chmod 755 "$work"
-(cd "$root" && go build -o "$work/pgceiling" ./cmd/pgceiling && go build -o "$work/benchpg" ./bench/benchpg)
-if [ -z "$dsn" ]; then
-  echo "starting a throwaway server with the schema ($rows rows)..." >&2
-  "$work/benchpg" -dsn-file "$work/dsn" -rows "$rows" 2>"$work/benchpg.log" &
-  server_pid=$!
-  for _ in $(seq 1 600); do
-    [ -s "$work/dsn" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$work/benchpg.log" >&2; exit 1; }
-    sleep 0.5
-  done
-  [ -s "$work/dsn" ] || { echo "search_cost: the server did not come up" >&2; exit 1; }
-  dsn="$(cat "$work/dsn")"
-fi
+. "$root/bench/lib.sh"
+bench_setup search_cost
 
 common=(search --dsn "$dsn" --workload "$wl" --sync-commit "$sc" --warmup "${warm}s" --duration "${secs}s" --precision "$prec")
 echo

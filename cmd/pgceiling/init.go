@@ -56,25 +56,17 @@ func runInit(ctx context.Context, env *Env, args []string) error {
 	if err := c.Validate(); err != nil {
 		return config.Usagef("init: %v", err)
 	}
-	if c.Conn.DSN == "" {
-		c.Conn.DSN = env.Getenv(config.EnvDSN)
-	}
-	var cfg *pgx.ConnConfig
-	if c.Conn.DSN != "" {
-		var err error
-		if cfg, err = parseDSN(c.Conn.DSN); err != nil {
-			return err
-		}
+	if err := checkDSN(c.Conn, env); err != nil {
+		return err
 	}
 	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	if cfg == nil {
-		if cfg, err = pgx.ParseConfig(t.DSN); err != nil {
-			return fmt.Errorf("embedded server DSN: %w", err)
-		}
+	cfg, err := parseDSN(t.DSN)
+	if err != nil {
+		return err
 	}
 	cfg.RuntimeParams["application_name"] = "pgceiling-init"
 	if cfg.ConnectTimeout == 0 {
