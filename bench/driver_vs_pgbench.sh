@@ -3,20 +3,25 @@
 #   1. client CPU seconds per 1,000 committed transactions, pgceiling run vs pgbench on the
 #      identical SQL (bench/pgbench/<workload>.sql, -M prepared -c 50 -R RATE), for oltp and
 #      transfer at the same rates; the ratio pgceiling/pgbench (target <= 1.0);
-#   2. rate fidelity of pgceiling at a moderate rate: committed/scheduled, achieved/target,
-#      scheduler lag p99;
+#   2. rate fidelity of pgceiling at a moderate rate (give half the knee): committed/scheduled,
+#      achieved/target, scheduler lag p99, after a --fidelity-warmup (default 10s) that
+#      lets 50 fresh backends prepare their statements;
 #   3. peak RSS of a pgceiling probe at a rate the server holds and at 5x that rate
-#      (target: flat, under 64 MB).
+#      (target: flat, under 64 MB), each --rss-seconds long (default --seconds; the issue's
+#      figure is a 7-minute probe: --rss-seconds 420).
 # CPU and RSS come from /usr/bin/time (user + system seconds, maximum resident set) of each
 # client process as a whole. Without --dsn a throwaway server is started with the schema
 # (bench/benchpg) and removed at the end; with --dsn the schema must exist (pgceiling init)
 # with 10,000 wallets (the pgbench scripts' \set wallets).
 #
+# The CPU runs use no warm-up on either side, so both count the same transactions.
+#
 # Usage: bench/driver_vs_pgbench.sh [--dsn DSN] [--rates "200 400"] [--seconds 60]
-#        [--rows 200000] [--fidelity-rate R] [--rss-rate R] [--conns 50]
+#        [--rows 200000] [--fidelity-rate R] [--fidelity-warmup 10s] [--rss-rate R]
+#        [--rss-seconds S] [--conns 50] [--skip-cpu]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" rates="200 400" secs=60 rows=200000 fid="" rss="" conns=50
+dsn="" rates="200 400" secs=60 rows=200000 fid="" fidwarm=10s rss="" rsssecs="" conns=50 skipcpu=
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -24,15 +29,19 @@ while [ $# -gt 0 ]; do
     --seconds) secs="$2"; shift 2 ;;
     --rows) rows="$2"; shift 2 ;;
     --fidelity-rate) fid="$2"; shift 2 ;;
+    --fidelity-warmup) fidwarm="$2"; shift 2 ;;
+    --rss-seconds) rsssecs="$2"; shift 2 ;;
+    --skip-cpu) skipcpu=1; shift ;;
     --rss-rate) rss="$2"; shift 2 ;;
     --conns) conns="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "driver_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 first_rate="${rates%% *}"
 fid="${fid:-$first_rate}"
 rss="${rss:-$first_rate}"
+rsssecs="${rsssecs:-$secs}"
 for tool in pgbench /usr/bin/time python3 go; do
   command -v "$tool" >/dev/null || { echo "driver_vs_pgbench: $tool is needed" >&2; exit 1; }
 done
@@ -54,11 +63,12 @@ field() {
   python3 -c "import json,sys; p=json.load(open('$work/run.json'))['sweeps'][0]['probes'][0]; print($1)"
 }
 
-pgc() { # workload rate [seconds]
-  timed "$work/pgceiling" run --dsn "$dsn" --workload "$1" --rate "$2" --warmup 0s --duration "${3:-$secs}s" \
+pgc() { # workload rate [seconds [warmup]]
+  timed "$work/pgceiling" run --dsn "$dsn" --workload "$1" --rate "$2" --warmup "${4:-0s}" --duration "${3:-$secs}s" \
     --conns "$conns" --exec-mode cache_statement --json "$work/run.json"
 }
 
+if [ -z "$skipcpu" ]; then
 echo
 echo "1. client CPU per 1,000 committed transactions (${secs}s per run, $conns connections)"
 printf "%-9s %7s | %10s %9s | %10s %9s | %7s\n" workload rate "pgceiling" "cpu/1k tx" "pgbench" "cpu/1k tx" ratio
@@ -79,15 +89,16 @@ print(f"{w:<9} {r:>7} | {pcn:>7} tx {a:>8.3f}s | {pbn:>7} tx {b:>8.3f}s | {a / b
 PY
   done
 done
+fi
 
 echo
-echo "2. rate fidelity of pgceiling (oltp at $fid tx/s, ${secs}s)"
-pgc oltp "$fid"
+echo "2. rate fidelity of pgceiling (oltp at $fid tx/s, $fidwarm warm-up + ${secs}s)"
+pgc oltp "$fid" "$secs" "$fidwarm"
 field "f\"scheduled {p['scheduled']}, committed {p['committed']}, committed/scheduled {100*p['committed']/max(p['scheduled'],1):.2f} %, achieved/target {100*p['achieved_rate']/p['target_rate']:.2f} %, scheduler lag p99 {p['sched_lag_p99_ms']:.3f} ms, driver_limited {p['driver_limited']}\""
 
 echo
-echo "3. peak RSS of a pgceiling probe (oltp, ${secs}s)"
+echo "3. peak RSS of a pgceiling probe (oltp, ${rsssecs}s)"
 for r in "$rss" "$(python3 -c "print(5 * float('$rss'))")"; do
-  pgc oltp "$r"
+  pgc oltp "$r" "$rsssecs"
   echo "   at $r tx/s: peak RSS ${rss_mb} MB, $(field "f\"achieved {p['achieved_rate']:.0f} tx/s, rejected {p['rejected']}, failed {sum(p['failed'].values())}\"")"
 done

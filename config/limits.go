@@ -3,6 +3,8 @@ package config
 import (
 	"math"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Upper bounds on what one probe may ask for. Past them a value is a typo (1e12 tx/s, a
@@ -12,6 +14,7 @@ const (
 	MaxWindow   = 24 * time.Hour // --warmup, --duration
 	MaxPoolWait = time.Minute    // waiting arrivals are kept for this long
 	MaxConns    = 10_000
+	MaxThreads  = 1024 // --threads (GOMAXPROCS)
 )
 
 // checkRate validates a rate flag; zero is allowed only when zeroOK (e.g. "calibrate").
@@ -30,7 +33,12 @@ func checkRate(p *Problems, flag string, v float64, zeroOK bool) {
 // probeShape is what run and search share about one probe.
 type probeShape struct {
 	Warmup, Duration, PoolWait time.Duration
-	Conns, MaxTries            int
+	Conns, MaxTries, Threads   int
+}
+
+// bindThreads adds --threads, which run and search share.
+func bindThreads(fs *pflag.FlagSet, n *int) {
+	fs.IntVar(n, "threads", 0, "cores the driver's Go code may use (GOMAXPROCS); 0 = auto: start on one, like pgbench's single thread, and double them whenever it uses 75 % of those it has")
 }
 
 func (s probeShape) check(p *Problems) {
@@ -45,6 +53,9 @@ func (s probeShape) check(p *Problems) {
 	}
 	if s.PoolWait <= 0 || s.PoolWait > MaxPoolWait {
 		p.Addf("--pool-wait must be > 0 and at most %v, got %v", MaxPoolWait, s.PoolWait)
+	}
+	if s.Threads < 0 || s.Threads > MaxThreads {
+		p.Addf("--threads must be between 0 (auto) and %d, got %d", MaxThreads, s.Threads)
 	}
 	if s.MaxTries < 1 || s.MaxTries > 100 {
 		p.Addf("--max-tries must be between 1 and 100, got %d", s.MaxTries)

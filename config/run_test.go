@@ -45,6 +45,7 @@ func TestRunValidate(t *testing.T) {
 		{[]string{"--rate", "5", "--workload", "tranfser"}, []string{`did you mean "transfer"`}},
 		{[]string{"--rate", "5", "--sync-commit", "of"}, []string{"--sync-commit", "valid: on, off"}},
 		{[]string{"--rate", "5", "--exec-mode", "simple"}, []string{"--exec-mode"}},
+		{[]string{"--rate", "5", "--threads", "-1"}, []string{"--threads must be between 0 (auto) and 1024"}},
 		// Every problem at once.
 		{[]string{"--rate", "0", "--conns", "0", "--duration", "0s", "--zipf", "-1", "--pool-wait", "0s", "--max-tries", "0", "--lock-timeout", "-1s"},
 			[]string{"--rate", "--conns", "--duration", "--zipf", "--pool-wait", "--max-tries", "--lock-timeout"}},

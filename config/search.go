@@ -31,6 +31,7 @@ type Search struct {
 	NoSteadyCheck bool
 
 	Conns    int
+	Threads  int // cores the driver may use; 0 = auto
 	PoolWait time.Duration
 	Warmup   time.Duration
 	Duration time.Duration
@@ -118,6 +119,7 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.BoolVar(&c.NoEarlyAbort, "no-early-abort", false, "run failing probes to the end instead of stopping them once their errors exceed the budget")
 	fs.BoolVar(&c.NoSteadyCheck, "no-steady-check", false, "judge probes by errors (and --p99-slo) only, without the not_steady rule (growing queue wait); to compare with pgbench")
 	fs.IntVar(&c.Conns, "conns", 50, "connections in the pool (the application's pool size)")
+	bindThreads(fs, &c.Threads)
 	fs.DurationVar(&c.PoolWait, "pool-wait", time.Second, "an arrival not started within this of its intended time is rejected (pool_timeout)")
 	fs.DurationVar(&c.Warmup, "warmup", 0, "unmeasured warm-up of each probe; default from the profile")
 	fs.DurationVar(&c.Duration, "duration", 0, "measured window of each probe; default from the profile")
@@ -227,7 +229,7 @@ func (c *Search) Validate(workloads []string) error {
 	if c.MaxProbes < 1 {
 		p.Addf("--max-probes must be >= 1, got %d", c.MaxProbes)
 	}
-	probeShape{Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, Conns: c.Conns, MaxTries: c.MaxTries}.check(&p)
+	probeShape{Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, Conns: c.Conns, MaxTries: c.MaxTries, Threads: c.Threads}.check(&p)
 	if err := OneOf("--exec-mode", c.ExecMode, ExecModes); err != nil {
 		p.Addf("%v", err)
 	}

@@ -34,6 +34,16 @@
 //
 // A probe is driver_limited when the scheduler's lag behind intended times has a p99 above
 // LagBound (the driver could not issue arrivals on time), or when the process used more
-// than 90 % of GOMAXPROCS cores' worth of CPU over the probe (the client, not the server,
-// was saturated). Such a probe measures the driver and is not a valid knee.
+// than 90 % of the cores it had (GOMAXPROCS at the probe's end) over the probe (the
+// client, not the server, was saturated). Such a probe measures the driver and is not a
+// valid knee.
+//
+// # Client CPU
+//
+// Three things keep the driver's own CPU near pgbench's on the same SQL: the pool's
+// sockets read and write without the runtime's syscall bookkeeping (rawConn), a probe
+// starts on one P and takes more only when it uses them (Config.Threads), and
+// transactions run on a context that never ends, so pgx does not arm a context watcher
+// per statement; the end of the drain interrupts in-flight statements through their
+// sockets' deadlines instead.
 package driver

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -146,6 +147,7 @@ func TestRunInsert(t *testing.T) {
 	leaks := goleak.IgnoreCurrent()
 	pool, _ := setup(t, DefaultSession(), 4)
 	var seconds atomic.Int64
+	procs := runtime.GOMAXPROCS(0)
 	cfg := Config{Rate: 200, Warmup: 500 * time.Millisecond, Duration: 2 * time.Second, Conns: 4, Seed: 7,
 		SyncCommit: "on", OnSecond: func(result.Second, Live) { seconds.Add(1) }}
 	p := run(t, context.Background(), pool, &testWorkload{table: "events", do: insertOne}, cfg)
@@ -176,6 +178,10 @@ func TestRunInsert(t *testing.T) {
 	}
 	if p.Interrupted || p.CutShort || p.ClientCPUSeconds <= 0 {
 		t.Errorf("interrupted %v cut %v cpu %v", p.Interrupted, p.CutShort, p.ClientCPUSeconds)
+	}
+	if p.DriverThreads < 1 || p.DriverThreads > procs || runtime.GOMAXPROCS(0) != procs {
+		t.Errorf("driver threads %d, GOMAXPROCS after the probe %d: want 1..%d, and %d restored",
+			p.DriverThreads, runtime.GOMAXPROCS(0), procs, procs)
 	}
 	pool.Close()
 	goleak.VerifyNone(t, leaks)

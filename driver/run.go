@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,13 @@ type Config struct {
 	// wait runs from the intended time), so a lag well inside the pool wait does not hide
 	// server trouble; a lag near it means the driver, not the server, rejected arrivals.
 	LagBound time.Duration
+	// Threads is how many cores (GOMAXPROCS) the probe's Go code may use. 0 (auto) starts
+	// on one, like pgbench's default single thread, and doubles after each second in which
+	// the process used more than 75 % of the cores it has, up to the GOMAXPROCS the probe
+	// found; n > 0 fixes it at n. One core is the cheapest way to drive a server: with
+	// more, the runtime wakes idle threads for every reply. The setting is restored at
+	// the end of the probe.
+	Threads int
 
 	// SyncCommit is recorded in the result ("on"/"off"); the workload applies it.
 	SyncCommit string
@@ -103,9 +111,9 @@ func (c Config) check() error {
 		return fmt.Errorf("probe: rate must be a finite number > 0, got %v", c.Rate)
 	case c.Duration <= 0:
 		return fmt.Errorf("probe: duration must be > 0, got %v", c.Duration)
-	case c.Warmup < 0, c.Conns < 1, c.PoolWait < 0, c.MaxTries < 1, c.Streams < 1, c.Drain < 0:
-		return fmt.Errorf("probe: invalid config (warmup %v, conns %d, pool wait %v, max tries %d, streams %d, drain %v)",
-			c.Warmup, c.Conns, c.PoolWait, c.MaxTries, c.Streams, c.Drain)
+	case c.Warmup < 0, c.Conns < 1, c.PoolWait < 0, c.MaxTries < 1, c.Streams < 1, c.Drain < 0, c.Threads < 0:
+		return fmt.Errorf("probe: invalid config (warmup %v, conns %d, pool wait %v, max tries %d, streams %d, drain %v, threads %d)",
+			c.Warmup, c.Conns, c.PoolWait, c.MaxTries, c.Streams, c.Drain, c.Threads)
 	}
 	return nil
 }
@@ -154,11 +162,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}
+	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads))
 	cpu0 := cpuTime()
 	p.StartedAt = time.Now().UTC()
 	r.run(ctx)
 	wall := time.Since(r.start)
 	p.ClientCPUSeconds = (cpuTime() - cpu0).Seconds()
+	p.DriverThreads = runtime.GOMAXPROCS(0)
 	r.fill(p)
 
 	// The checks use a context that survives an interruption: the books must be verified.
@@ -166,9 +176,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	defer cancel()
 	r.check(cctx, p, count, snap, pool)
 	if p.DriverLimitReason == "" && wall > 0 {
-		if share := p.ClientCPUSeconds / wall.Seconds(); share > 0.9*float64(runtime.GOMAXPROCS(0)) {
+		if share := p.ClientCPUSeconds / wall.Seconds(); share > 0.9*float64(p.DriverThreads) {
 			p.DriverLimited = true
-			p.DriverLimitReason = fmt.Sprintf("client CPU %.2f cores of %d", share, runtime.GOMAXPROCS(0))
+			p.DriverLimitReason = fmt.Sprintf("client CPU %.2f cores of %d", share, p.DriverThreads)
 		}
 	}
 	return p, nil
@@ -181,8 +191,28 @@ type arrival struct{ at time.Duration }
 type worker struct {
 	rng            *rand.Rand
 	conn           *pgxpool.Conn
-	lat, svc, wait *hdrhistogram.Histogram // measured window only
+	sock           atomic.Pointer[net.Conn] // conn's socket, for interrupting in-flight work
+	lat, svc, wait *hdrhistogram.Histogram  // measured window only
 	retries        int64
+}
+
+// hold makes c (nil: none) the worker's connection.
+func (wk *worker) hold(c *pgxpool.Conn) {
+	wk.conn = c
+	if c == nil {
+		wk.sock.Store(nil)
+		return
+	}
+	sock := c.Conn().PgConn().Conn()
+	wk.sock.Store(&sock)
+}
+
+// interrupt makes the worker's in-flight statement, if any, fail at once: its socket's
+// deadline passes, so the read or write in progress returns a timeout.
+func (wk *worker) interrupt() {
+	if sock := wk.sock.Load(); sock != nil {
+		_ = (*sock).SetDeadline(time.Now())
+	}
 }
 
 type probeRun struct {
@@ -208,8 +238,13 @@ type probeRun struct {
 	connFails  atomic.Int64 // connection failures so far, for the server watch
 	watch      serverWatch
 
+	// workCtx ends at the end of the drain. Transactions run on doCtx, which never ends
+	// (so pgx spends nothing per statement watching it); the end of the drain reaches
+	// them through their sockets' deadlines instead (worker.interrupt).
 	workCtx    context.Context
 	cancelWork context.CancelFunc
+	doCtx      context.Context
+	threads    threads
 	workers    []*worker
 	uncertain  atomic.Int64
 	committed  atomic.Int64 // all commits so far, for the live rate
@@ -256,7 +291,9 @@ func (r *probeRun) connect(ctx context.Context) error {
 	for _, wk := range r.workers {
 		go func() {
 			c, err := r.pool.Acquire(ctx)
-			wk.conn = c
+			if err == nil {
+				wk.hold(c)
+			}
 			errs <- err
 		}()
 	}
@@ -270,7 +307,7 @@ func (r *probeRun) connect(ctx context.Context) error {
 		for _, wk := range r.workers {
 			if wk.conn != nil {
 				wk.conn.Release()
-				wk.conn = nil
+				wk.hold(nil)
 			}
 		}
 		return fmt.Errorf("open %d connections: %w", len(r.workers), first)
@@ -307,6 +344,7 @@ func (r *probeRun) run(ctx context.Context) {
 	// work drains within the grace before it is cancelled.
 	r.workCtx, r.cancelWork = context.WithCancel(context.WithoutCancel(ctx))
 	defer r.cancelWork()
+	r.doCtx = context.WithoutCancel(r.workCtx)
 	r.start = time.Now()
 
 	var workers sync.WaitGroup
@@ -360,6 +398,9 @@ func (r *probeRun) run(ctx context.Context) {
 		case <-drainC:
 			drainC = nil
 			r.cancelWork() // what is still queued is rejected, in-flight work fails
+			for _, wk := range r.workers {
+				wk.interrupt()
+			}
 		case <-workDone:
 			r.finalize(true)
 			return
@@ -367,6 +408,7 @@ func (r *probeRun) run(ctx context.Context) {
 			r.finalize(false)
 			last = r.progress(last)
 			r.watchServer()
+			r.threads.tick()
 		}
 	}
 }
@@ -483,11 +525,11 @@ func (r *probeRun) work(wk *worker) {
 				r.settle(a, wk, false, r.classify(err, nil), -1, 0, 0)
 				continue
 			}
-			wk.conn = c
+			wk.hold(c)
 		}
 		var err error
 		for try := 1; ; try++ {
-			err = r.w.Do(r.workCtx, wk.conn.Conn(), wk.rng)
+			err = r.w.Do(r.doCtx, wk.conn.Conn(), wk.rng)
 			if err == nil || try >= r.cfg.MaxTries || !retryable(Classify(err)) || wk.conn.Conn().IsClosed() {
 				break
 			}
@@ -502,7 +544,7 @@ func (r *probeRun) work(wk *worker) {
 		r.settle(a, wk, false, c, wait, 0, 0)
 		if c == result.Connection || wk.conn.Conn().IsClosed() {
 			wk.conn.Release() // the pool destroys a closed connection; the next arrival reconnects
-			wk.conn = nil
+			wk.hold(nil)
 		}
 	}
 }

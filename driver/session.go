@@ -56,6 +56,7 @@ func NewPool(ctx context.Context, dsn string, s Session, conns int, mode pgx.Que
 		rp["application_name"] = "pgceiling"
 	}
 	cfg.ConnConfig.DefaultQueryExecMode = mode
+	cfg.ConnConfig.DialFunc = rawDial(cfg.ConnConfig.DialFunc) // see rawConn
 	cfg.MaxConns = int32(conns)
 	cfg.MinConns = 0
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -203,7 +203,8 @@ type Probe struct {
 	Server ServerBrief `json:"server"`
 
 	ClientCPUSeconds  float64 `json:"client_cpu_s"`
-	SchedLagP99Ms     float64 `json:"sched_lag_p99_ms"` // the scheduler's lag behind intended times, measured window
+	DriverThreads     int     `json:"driver_threads,omitempty"` // cores (GOMAXPROCS) the driver had at the probe's end
+	SchedLagP99Ms     float64 `json:"sched_lag_p99_ms"`         // the scheduler's lag behind intended times, measured window
 	DriverLimited     bool    `json:"driver_limited"`
 	DriverLimitReason string  `json:"driver_limit_reason,omitempty"`
 	Interrupted       bool    `json:"interrupted,omitempty"`

@@ -242,6 +242,8 @@ func TestReliabilityBadInput(t *testing.T) {
 		{"ready", srch("--precision", "2"), 2, []string{"--precision"}},
 		{"ready", srch("--precision", "-0.1"), 2, []string{"--precision"}},
 		{"ready", []string{"run", "--rate", "10", "--duration", "1s", "--conns", "0"}, 2, []string{"--conns"}},
+		{"ready", []string{"run", "--rate", "10", "--duration", "1s", "--threads", "-2"}, 2, []string{"--threads"}},
+		{"ready", []string{"search", "--threads", "two", "--max-probes", "1", "--json", out}, 2, []string{"--threads"}},
 		{"ready", []string{"search", "--conns", "0", "--max-probes", "1", "--json", out}, 2, []string{"--conns"}},
 		{"ready", run("--rate", "10", "--sync-commit", "maybe"), 2, []string{"--sync-commit"}},
 		{"ready", srch("--sync-commit", "on,offf"), 2, []string{"offf"}},

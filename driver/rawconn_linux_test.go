@@ -1,0 +1,153 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// rawPair returns a rawConn dialled to a local listener and the accepted peer.
+func rawPair(t *testing.T) (*rawConn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	var d net.Dialer
+	c, err := rawDial(d.DialContext)(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, ok := c.(*rawConn)
+	if !ok {
+		t.Fatalf("rawDial returned %T, want *rawConn", c)
+	}
+	peer := <-accepted
+	if peer == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { rc.Close(); peer.Close() })
+	return rc, peer
+}
+
+func TestRawConnRoundTrip(t *testing.T) {
+	rc, peer := rawPair(t)
+	if n, err := rc.Write([]byte("ping")); n != 4 || err != nil {
+		t.Fatalf("write: %d, %v", n, err)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(peer, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("peer read %q, %v", buf, err)
+	}
+	if _, err := peer.Write([]byte("pong")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(rc, buf); err != nil || string(buf) != "pong" {
+		t.Fatalf("read %q, %v", buf, err)
+	}
+	if n, err := rc.Read(nil); n != 0 || err != nil {
+		t.Errorf("empty read: %d, %v", n, err)
+	}
+}
+
+// A write larger than the socket buffers must wait for room, not fail or block a thread.
+func TestRawConnLargeWrite(t *testing.T) {
+	rc, peer := rawPair(t)
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(data))))
+		got <- b
+	}()
+	if n, err := rc.Write(data); n != len(data) || err != nil {
+		t.Fatalf("write: %d of %d, %v", n, len(data), err)
+	}
+	if b := <-got; !bytes.Equal(b, data) {
+		t.Fatalf("peer received %d bytes, not what was written", len(b))
+	}
+}
+
+// The driver interrupts in-flight work through deadlines: a read waiting for a reply must
+// return a timeout at once, as a net.Error, so the error classes stay right.
+func TestRawConnDeadlineInterruptsRead(t *testing.T) {
+	rc, _ := rawPair(t)
+	errc := make(chan error)
+	go func() {
+		_, err := rc.Read(make([]byte, 16))
+		errc <- err
+	}()
+	// Either order is right: a deadline already passed fails the read at once, one that
+	// passes while the read waits ends the wait. The delay only makes the second likely.
+	time.AfterFunc(50*time.Millisecond, func() { _ = rc.SetDeadline(time.Now()) })
+	select {
+	case err := <-errc:
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("read after the deadline: %v, want a net timeout error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("read did not return after its deadline passed")
+	}
+}
+
+func TestRawConnPeerClose(t *testing.T) {
+	rc, peer := rawPair(t)
+	peer.Close()
+	if _, err := rc.Read(make([]byte, 16)); err != io.EOF {
+		t.Fatalf("read after the peer closed: %v, want EOF", err)
+	}
+	// Writing to a closed peer fails soon (EPIPE or ECONNRESET), as a connection error.
+	var err error
+	for range 100 {
+		if _, err = rc.Write([]byte("x")); err != nil {
+			break
+		}
+	}
+	if err == nil || Classify(err) != result.Connection {
+		t.Fatalf("write to a closed peer: %v (class %v), want a connection error", err, Classify(err))
+	}
+}
+
+func TestRawConnClosedLocally(t *testing.T) {
+	rc, _ := rawPair(t)
+	errc := make(chan error)
+	go func() {
+		_, err := rc.Read(make([]byte, 16))
+		errc <- err
+	}()
+	time.AfterFunc(50*time.Millisecond, func() { rc.Close() })
+	select {
+	case err := <-errc:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("read on a closed conn: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end a waiting read")
+	}
+}
+
+// The driver's pool dials rawConns, so every probe in this package's tests runs on them.
+func TestNewPoolUsesRawConn(t *testing.T) {
+	pool, _ := setup(t, DefaultSession(), 1)
+	c, err := pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if sock := c.Conn().PgConn().Conn(); func() bool { _, ok := sock.(*rawConn); return !ok }() {
+		t.Fatalf("the pool's connection is a %T, want *rawConn", sock)
+	}
+}
