@@ -80,26 +80,34 @@ func TestRawConnLargeWrite(t *testing.T) {
 	}
 }
 
-// The driver interrupts in-flight work through deadlines: a read waiting for a reply must
-// return a timeout at once, as a net.Error, so the error classes stay right.
-func TestRawConnDeadlineInterruptsRead(t *testing.T) {
-	rc, _ := rawPair(t)
+// waitingRead starts a read on rc, runs stop about 50 ms later, and returns the read's
+// error. Either order is right: stop before the read starts fails it at once, stop while
+// it waits ends the wait; the delay only makes the second likely.
+func waitingRead(t *testing.T, rc *rawConn, stop func()) error {
+	t.Helper()
 	errc := make(chan error)
 	go func() {
 		_, err := rc.Read(make([]byte, 16))
 		errc <- err
 	}()
-	// Either order is right: a deadline already passed fails the read at once, one that
-	// passes while the read waits ends the wait. The delay only makes the second likely.
-	time.AfterFunc(50*time.Millisecond, func() { _ = rc.SetDeadline(time.Now()) })
+	time.AfterFunc(50*time.Millisecond, stop)
 	select {
 	case err := <-errc:
-		var ne net.Error
-		if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
-			t.Fatalf("read after the deadline: %v, want a net timeout error", err)
-		}
+		return err
 	case <-time.After(10 * time.Second):
-		t.Fatal("read did not return after its deadline passed")
+		t.Fatal("a waiting read did not return")
+		return nil
+	}
+}
+
+// The driver interrupts in-flight work through deadlines: a read waiting for a reply must
+// return a timeout at once, as a net.Error, so the error classes stay right.
+func TestRawConnDeadlineInterruptsRead(t *testing.T) {
+	rc, _ := rawPair(t)
+	err := waitingRead(t, rc, func() { _ = rc.SetDeadline(time.Now()) })
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read after the deadline: %v, want a net timeout error", err)
 	}
 }
 
@@ -123,19 +131,8 @@ func TestRawConnPeerClose(t *testing.T) {
 
 func TestRawConnClosedLocally(t *testing.T) {
 	rc, _ := rawPair(t)
-	errc := make(chan error)
-	go func() {
-		_, err := rc.Read(make([]byte, 16))
-		errc <- err
-	}()
-	time.AfterFunc(50*time.Millisecond, func() { rc.Close() })
-	select {
-	case err := <-errc:
-		if !errors.Is(err, net.ErrClosed) {
-			t.Fatalf("read on a closed conn: %v, want net.ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close did not end a waiting read")
+	if err := waitingRead(t, rc, func() { rc.Close() }); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("read on a closed conn: %v, want net.ErrClosed", err)
 	}
 }
 
