@@ -25,6 +25,18 @@ func record(h *hdrhistogram.Histogram, d time.Duration) {
 	_ = h.RecordValue(min(max(us, histMin), histMax))
 }
 
+// countAbove is how many of h's values exceed d, to the histogram's precision: a bucket
+// counts when its lowest value is above d.
+func countAbove(h *hdrhistogram.Histogram, d time.Duration) int64 {
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From > d.Microseconds() {
+			n += b.Count
+		}
+	}
+	return n
+}
+
 // summary turns a histogram into the result's percentiles in milliseconds.
 func summary(h *hdrhistogram.Histogram) result.Latency {
 	if h == nil || h.TotalCount() == 0 {

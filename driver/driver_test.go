@@ -233,6 +233,11 @@ func TestCoordinatedOmission(t *testing.T) {
 	if p.QueueWait.Max > 600 {
 		t.Errorf("queue wait max %v ms: no arrival may start later than the pool wait", p.QueueWait.Max)
 	}
+	// The transactions that waited out the stall on the lock started on time and committed
+	// seconds late: at least the four in flight are late.
+	if p.Late < 4 || p.Late > p.Committed {
+		t.Errorf("late %d of %d commits: the stalled in-flight transactions must count as late", p.Late, p.Committed)
+	}
 }
 
 func TestErrorClasses(t *testing.T) {

@@ -35,6 +35,7 @@ func (r *probeRun) fill(p *result.Probe) {
 		p.Retries += wk.retries
 	}
 	p.Latency, p.Service, p.QueueWait = summary(lat), summary(svc), summary(wait)
+	p.Late = countAbove(lat, r.cfg.PoolWait)
 	n := min(len(r.secs), int((windowEnd+time.Second-1)/time.Second))
 	p.Series = make([]result.Second, 0, n)
 	for _, s := range r.secs[:n] {

@@ -196,6 +196,10 @@ type Probe struct {
 	Latency   Latency `json:"latency_ms"`    // intended start -> commit
 	Service   Latency `json:"service_ms"`    // actual start -> commit
 	QueueWait Latency `json:"queue_wait_ms"` // intended start -> actual start
+	// Late counts the measured window's commits whose latency exceeded the pool wait (to
+	// the histograms' 3 significant digits): on time to start, late to finish. They pass
+	// pgceiling's error rule; pgbench --latency-limit counts them as late.
+	Late int64 `json:"late"`
 
 	Series []Second    `json:"series"`
 	Checks Checks      `json:"checks"`
