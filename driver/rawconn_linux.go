@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -23,6 +24,17 @@ import (
 type rawConn struct {
 	net.Conn // Close, addresses and deadlines
 	rc       syscall.RawConn
+	rd, wr   rawOp // a read and a write may run at once
+}
+
+// rawOp is the state of one direction's system call, with the function RawConn calls bound
+// once at dial, so a read or write allocates nothing.
+type rawOp struct {
+	mu    sync.Mutex
+	buf   []byte
+	n     int
+	errno syscall.Errno
+	fn    func(fd uintptr) bool
 }
 
 // rawDial dials like net.Dialer and wraps TCP and Unix sockets in a rawConn.
@@ -40,7 +52,9 @@ func rawDial(dial func(ctx context.Context, network, addr string) (net.Conn, err
 		if err != nil {
 			return c, nil
 		}
-		return &rawConn{Conn: c, rc: rc}, nil
+		r := &rawConn{Conn: c, rc: rc}
+		r.rd.fn, r.wr.fn = r.rd.read, r.wr.write
+		return r, nil
 	}
 }
 
@@ -48,26 +62,55 @@ func (c *rawConn) opError(op string, err error) error {
 	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
+// read reads what the socket has into buf; false (wait for readiness) when it has nothing.
+func (op *rawOp) read(fd uintptr) bool {
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&op.buf[0])), uintptr(len(op.buf)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		op.n, op.errno = int(r), e
+		return true
+	}
+}
+
+// write writes the rest of buf; false (wait for room) when the socket buffer is full.
+func (op *rawOp) write(fd uintptr) bool {
+	for op.n < len(op.buf) {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&op.buf[op.n])), uintptr(len(op.buf)-op.n))
+		switch e {
+		case 0:
+			op.n += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			op.errno = e
+			return true
+		}
+	}
+	return true
+}
+
+// do runs one read or write of p through call and returns what it did.
+func (op *rawOp) do(p []byte, call func(func(uintptr) bool) error) (int, syscall.Errno, error) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	op.buf, op.n, op.errno = p, 0, 0
+	err := call(op.fn)
+	op.buf = nil
+	return op.n, op.errno, err
+}
+
 // Read reads what the socket has, waiting for readiness when it has nothing.
 func (c *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait for readiness
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
+	n, errno, err := c.rd.do(p, c.rc.Read)
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -81,24 +124,10 @@ func (c *rawConn) Read(p []byte) (int, error) {
 
 // Write writes all of p, waiting for room when the socket buffer is full.
 func (c *rawConn) Write(p []byte) (int, error) {
-	var done int
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for done < len(p) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
-			switch e {
-			case 0:
-				done += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // wait for room
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	if len(p) == 0 {
+		return 0, nil
+	}
+	done, errno, err := c.wr.do(p, c.rc.Write)
 	switch {
 	case err != nil:
 		return done, c.opError("write", err)
