@@ -457,3 +457,28 @@ func TestProberRunsBefore(t *testing.T) {
 	}
 	checkBooks(t, p, true)
 }
+
+// A worker interrupted at the end of a drain while between transactions gives back a
+// sound connection: the next probe on the pool must not inherit the passed deadline.
+func TestInterruptedIdleConnStaysUsable(t *testing.T) {
+	pool, _ := setup(t, DefaultSession(), 1)
+	ctx := context.Background()
+	c, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wk := &worker{}
+	wk.hold(c)
+	wk.interrupt() // nothing in flight
+	wk.release()
+	wk.interrupt()             // after release: must not touch the pooled connection
+	c, err = pool.Acquire(ctx) // MaxConns 1: the same connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	var one int
+	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("query on the released connection: %v (got %d); its deadline must be cleared", err, one)
+	}
+}

@@ -191,27 +191,47 @@ type arrival struct{ at time.Duration }
 type worker struct {
 	rng            *rand.Rand
 	conn           *pgxpool.Conn
-	sock           atomic.Pointer[net.Conn] // conn's socket, for interrupting in-flight work
-	lat, svc, wait *hdrhistogram.Histogram  // measured window only
+	lat, svc, wait *hdrhistogram.Histogram // measured window only
 	retries        int64
+
+	mu   sync.Mutex // guards sock and cut against interrupt from the probe's goroutine
+	sock net.Conn   // conn's socket
+	cut  bool       // interrupt set sock's deadline
 }
 
-// hold makes c (nil: none) the worker's connection.
+// hold makes c the worker's connection.
 func (wk *worker) hold(c *pgxpool.Conn) {
-	wk.conn = c
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	wk.conn, wk.sock = c, c.Conn().PgConn().Conn()
+}
+
+// release gives the worker's connection back to the pool. A connection interrupted while
+// the worker was between transactions is still sound: its deadline is cleared so the
+// next probe on the pool can use it. One interrupted mid-statement was closed by pgx, and
+// the pool discards it.
+func (wk *worker) release() {
+	wk.mu.Lock()
+	c, sock, cut := wk.conn, wk.sock, wk.cut
+	wk.conn, wk.sock = nil, nil
+	wk.mu.Unlock()
 	if c == nil {
-		wk.sock.Store(nil)
 		return
 	}
-	sock := c.Conn().PgConn().Conn()
-	wk.sock.Store(&sock)
+	if cut {
+		_ = sock.SetDeadline(time.Time{})
+	}
+	c.Release()
 }
 
 // interrupt makes the worker's in-flight statement, if any, fail at once: its socket's
 // deadline passes, so the read or write in progress returns a timeout.
 func (wk *worker) interrupt() {
-	if sock := wk.sock.Load(); sock != nil {
-		_ = (*sock).SetDeadline(time.Now())
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	if wk.sock != nil {
+		wk.cut = true
+		_ = wk.sock.SetDeadline(time.Now())
 	}
 }
 
@@ -305,10 +325,7 @@ func (r *probeRun) connect(ctx context.Context) error {
 	}
 	if first != nil {
 		for _, wk := range r.workers {
-			if wk.conn != nil {
-				wk.conn.Release()
-				wk.hold(nil)
-			}
+			wk.release()
 		}
 		return fmt.Errorf("open %d connections: %w", len(r.workers), first)
 	}
@@ -505,11 +522,7 @@ func (r *probeRun) settle(a arrival, wk *worker, ok bool, c result.Class, wait, 
 
 // work is one connection worker: it takes arrivals from the queue until it is closed.
 func (r *probeRun) work(wk *worker) {
-	defer func() {
-		if wk.conn != nil {
-			wk.conn.Release()
-		}
-	}()
+	defer wk.release()
 	for a := range r.queue {
 		begin := time.Now()
 		wait := begin.Sub(r.start.Add(a.at))
@@ -543,8 +556,7 @@ func (r *probeRun) work(wk *worker) {
 		c := r.classify(err, wk.conn)
 		r.settle(a, wk, false, c, wait, 0, 0)
 		if c == result.Connection || wk.conn.Conn().IsClosed() {
-			wk.conn.Release() // the pool destroys a closed connection; the next arrival reconnects
-			wk.hold(nil)
+			wk.release() // the pool destroys a closed connection; the next arrival reconnects
 		}
 	}
 }
