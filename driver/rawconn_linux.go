@@ -58,7 +58,11 @@ func rawDial(dial func(ctx context.Context, network, addr string) (net.Conn, err
 	}
 }
 
+// opError wraps err as package net would; errors from syscall.RawConn come wrapped already.
 func (c *rawConn) opError(op string, err error) error {
+	if _, ok := err.(*net.OpError); ok {
+		return err
+	}
 	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
