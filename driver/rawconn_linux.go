@@ -99,14 +99,22 @@ func (op *rawOp) write(fd uintptr) bool {
 	return true
 }
 
-// do runs one read or write of p through call and returns what it did.
-func (op *rawOp) do(p []byte, call func(func(uintptr) bool) error) (int, syscall.Errno, error) {
+// do runs one read or write of p through call: the bytes it moved, and the error as
+// package net would report it.
+func (c *rawConn) do(op *rawOp, name string, p []byte, call func(func(uintptr) bool) error) (int, error) {
 	op.mu.Lock()
 	defer op.mu.Unlock()
 	op.buf, op.n, op.errno = p, 0, 0
 	err := call(op.fn)
 	op.buf = nil
-	return op.n, op.errno, err
+	n := max(op.n, 0) // a failed read(2) reports -1
+	switch {
+	case err != nil:
+		return n, c.opError(name, err)
+	case op.errno != 0:
+		return n, c.opError(name, os.NewSyscallError(name, op.errno))
+	}
+	return n, nil
 }
 
 // Read reads what the socket has, waiting for readiness when it has nothing.
@@ -114,16 +122,11 @@ func (c *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, errno, err := c.rd.do(p, c.rc.Read)
-	switch {
-	case err != nil:
-		return 0, c.opError("read", err)
-	case errno != 0:
-		return 0, c.opError("read", os.NewSyscallError("read", errno))
-	case n == 0:
+	n, err := c.do(&c.rd, "read", p, c.rc.Read)
+	if err == nil && n == 0 {
 		return 0, io.EOF
 	}
-	return n, nil
+	return n, err
 }
 
 // Write writes all of p, waiting for room when the socket buffer is full.
@@ -131,12 +134,5 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	done, errno, err := c.wr.do(p, c.rc.Write)
-	switch {
-	case err != nil:
-		return done, c.opError("write", err)
-	case errno != 0:
-		return done, c.opError("write", os.NewSyscallError("write", errno))
-	}
-	return done, nil
+	return c.do(&c.wr, "write", p, c.rc.Write)
 }
