@@ -34,6 +34,15 @@ func checkRate(p *Problems, flag string, v float64, zeroOK bool) {
 type probeShape struct {
 	Warmup, Duration, PoolWait time.Duration
 	Conns, MaxTries, Threads   int
+	Engine, ExecMode           string
+}
+
+// Engines are the values of --engine.
+var Engines = []string{"auto", "loop", "pgx"}
+
+// bindEngine adds --engine, which run and search share.
+func bindEngine(fs *pflag.FlagSet, e *string) {
+	fs.StringVar(e, "engine", "auto", "how the driver drives its connections: loop (one goroutine and epoll speaking the wire protocol over prepared statements, like pgbench; the least client CPU, one core), pgx (a goroutine per connection through pgx: every --exec-mode, TLS, all cores) or auto (loop when it can: --exec-mode cache_statement, no TLS, Linux)")
 }
 
 // bindThreads adds --threads, which run and search share.
@@ -56,6 +65,11 @@ func (s probeShape) check(p *Problems) {
 	}
 	if s.Threads < 0 || s.Threads > MaxThreads {
 		p.Addf("--threads must be between 0 (auto) and %d, got %d", MaxThreads, s.Threads)
+	}
+	if err := OneOf("--engine", s.Engine, Engines); err != nil {
+		p.Addf("%v", err)
+	} else if s.Engine == "loop" && s.ExecMode != "cache_statement" {
+		p.Addf("--engine loop prepares its statements (as --exec-mode cache_statement); --exec-mode %s needs --engine pgx or auto", s.ExecMode)
 	}
 	if s.MaxTries < 1 || s.MaxTries > 100 {
 		p.Addf("--max-tries must be between 1 and 100, got %d", s.MaxTries)

@@ -16,7 +16,8 @@ type Run struct {
 	Duration time.Duration
 	Warmup   time.Duration
 	Conns    int
-	Threads  int // cores the driver may use; 0 = auto
+	Threads  int    // cores the driver may use; 0 = auto
+	Engine   string // auto, loop or pgx
 	PoolWait time.Duration
 	Seed     int64
 	MaxTries int
@@ -47,6 +48,7 @@ func BindRun(fs *pflag.FlagSet, c *Run) {
 	fs.DurationVar(&c.Warmup, "warmup", 30*time.Second, "unmeasured warm-up before the window")
 	fs.IntVar(&c.Conns, "conns", 50, "connections in the pool (the application's pool size)")
 	bindThreads(fs, &c.Threads)
+	bindEngine(fs, &c.Engine)
 	fs.DurationVar(&c.PoolWait, "pool-wait", time.Second, "an arrival not started within this of its intended time is rejected (pool_timeout)")
 	fs.Int64Var(&c.Seed, "seed", 1, "seed of the arrivals and key choices")
 	fs.IntVar(&c.MaxTries, "max-tries", 1, "attempts per arrival; only serialization and deadlock failures are retried")
@@ -73,7 +75,8 @@ func (c *Run) Validate(workloads []string) error {
 		p.Addf("--workload: %v", err)
 	}
 	checkRate(&p, "--rate", c.Rate, false)
-	probeShape{Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, Conns: c.Conns, MaxTries: c.MaxTries, Threads: c.Threads}.check(&p)
+	probeShape{Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, Conns: c.Conns, MaxTries: c.MaxTries, Threads: c.Threads,
+		Engine: c.Engine, ExecMode: c.ExecMode}.check(&p)
 	if err := OneOf("--sync-commit value", c.SyncCommit, []string{"on", "off"}); err != nil {
 		p.Addf("%v", err)
 	}

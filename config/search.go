@@ -31,7 +31,8 @@ type Search struct {
 	NoSteadyCheck bool
 
 	Conns    int
-	Threads  int // cores the driver may use; 0 = auto
+	Threads  int    // cores the driver may use; 0 = auto
+	Engine   string // auto, loop or pgx
 	PoolWait time.Duration
 	Warmup   time.Duration
 	Duration time.Duration
@@ -120,6 +121,7 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.BoolVar(&c.NoSteadyCheck, "no-steady-check", false, "judge probes by errors (and --p99-slo) only, without the not_steady rule (growing queue wait); to compare with pgbench")
 	fs.IntVar(&c.Conns, "conns", 50, "connections in the pool (the application's pool size)")
 	bindThreads(fs, &c.Threads)
+	bindEngine(fs, &c.Engine)
 	fs.DurationVar(&c.PoolWait, "pool-wait", time.Second, "an arrival not started within this of its intended time is rejected (pool_timeout)")
 	fs.DurationVar(&c.Warmup, "warmup", 0, "unmeasured warm-up of each probe; default from the profile")
 	fs.DurationVar(&c.Duration, "duration", 0, "measured window of each probe; default from the profile")
@@ -229,7 +231,8 @@ func (c *Search) Validate(workloads []string) error {
 	if c.MaxProbes < 1 {
 		p.Addf("--max-probes must be >= 1, got %d", c.MaxProbes)
 	}
-	probeShape{Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, Conns: c.Conns, MaxTries: c.MaxTries, Threads: c.Threads}.check(&p)
+	probeShape{Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, Conns: c.Conns, MaxTries: c.MaxTries, Threads: c.Threads,
+		Engine: c.Engine, ExecMode: c.ExecMode}.check(&p)
 	if err := OneOf("--exec-mode", c.ExecMode, ExecModes); err != nil {
 		p.Addf("%v", err)
 	}

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -22,17 +23,34 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, localpg.Options{})) }
 
-// testWorkload is a workload defined by the test: a function run as Do.
+// testWorkload is a script the test defines: its statements and its steps. Run by the
+// loop engine directly, by the pgx engine through workload.RunScript.
 type testWorkload struct {
 	table string
-	do    func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error
+	stmts []workload.Statement
+	start func(tx *workload.Tx, rng *rand.Rand)
+	step  func(tx *workload.Tx, i int, prev workload.Result) (workload.Step, error)
 	snap  func(ctx context.Context, q workload.Querier) (string, error)
 }
 
-func (w *testWorkload) Name() string  { return "test" }
-func (w *testWorkload) Table() string { return w.table }
+func (w *testWorkload) Name() string                     { return "test" }
+func (w *testWorkload) Table() string                    { return w.table }
+func (w *testWorkload) Statements() []workload.Statement { return w.stmts }
+func (w *testWorkload) SetSync() string                  { return "SET LOCAL synchronous_commit TO on" }
+
+func (w *testWorkload) Start(tx *workload.Tx, rng *rand.Rand) {
+	tx.V[0] = rng.Int64()
+	if w.start != nil {
+		w.start(tx, rng)
+	}
+}
+
+func (w *testWorkload) Step(tx *workload.Tx, i int, prev workload.Result) (workload.Step, error) {
+	return w.step(tx, i, prev)
+}
+
 func (w *testWorkload) Do(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return w.do(ctx, tx, rng) })
+	return workload.RunScript(ctx, conn, w, rng)
 }
 
 // balancedWorkload adds the workload.Checker ability.
@@ -42,26 +60,32 @@ func (w balancedWorkload) Snapshot(ctx context.Context, q workload.Querier) (str
 	return w.snap(ctx, q)
 }
 
-// insertOne inserts the one row per transaction the row check counts.
-func insertOne(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
-	_, err := tx.Exec(ctx, "INSERT INTO pgceiling.events (v) VALUES ($1)", rng.Int64())
-	return err
-}
-
-// then runs insertOne and then more statements, in one transaction.
-func then(more func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error) *testWorkload {
-	return &testWorkload{table: "events", do: func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
-		if err := insertOne(ctx, tx, rng); err != nil {
-			return err
+// then is a transaction that inserts the one row the row check counts (v = V[0]) and
+// then runs each of more, without arguments, in order.
+func then(more ...string) *testWorkload {
+	w := &testWorkload{table: "events", stmts: []workload.Statement{{Name: "insert", SQL: "INSERT INTO pgceiling.events (v) VALUES ($1)"}}}
+	for i, sql := range more {
+		w.stmts = append(w.stmts, workload.Statement{Name: fmt.Sprintf("statement %d", i+1), SQL: sql})
+	}
+	w.step = func(tx *workload.Tx, i int, _ workload.Result) (workload.Step, error) {
+		switch {
+		case i == 0:
+			return workload.Step{Stmt: 0, Args: tx.Args(workload.Int(tx.V[0]))}, nil
+		case i < len(w.stmts):
+			return workload.Step{Stmt: i}, nil
 		}
-		return more(ctx, tx, rng)
-	}}
+		return workload.Done, nil
+	}
+	return w
 }
 
-func exec(sql string) func(context.Context, pgx.Tx, *rand.Rand) error {
-	return func(ctx context.Context, tx pgx.Tx, _ *rand.Rand) error {
-		_, err := tx.Exec(ctx, sql)
-		return err
+// engines are the driver's engines; most tests run under both.
+var engines = []string{EngineLoop, EnginePGX}
+
+// forEngines runs test once per engine, as subtests named after it.
+func forEngines(t *testing.T, test func(t *testing.T, engine string)) {
+	for _, e := range engines {
+		t.Run(e, func(t *testing.T) { test(t, e) })
 	}
 }
 
@@ -128,11 +152,7 @@ func checkBooks(t *testing.T, p *result.Probe, wantRowsOK bool) {
 
 func run(t *testing.T, ctx context.Context, pool *pgxpool.Pool, w *testWorkload, cfg Config) *result.Probe {
 	t.Helper()
-	var wl interface {
-		Name() string
-		Table() string
-		Do(context.Context, *pgx.Conn, *rand.Rand) error
-	} = w
+	var wl workload.Script = w
 	if w.snap != nil {
 		wl = balancedWorkload{w}
 	}
@@ -143,14 +163,16 @@ func run(t *testing.T, ctx context.Context, pool *pgxpool.Pool, w *testWorkload,
 	return p
 }
 
-func TestRunInsert(t *testing.T) {
+func TestRunInsert(t *testing.T) { forEngines(t, testRunInsert) }
+
+func testRunInsert(t *testing.T, eng string) {
 	leaks := goleak.IgnoreCurrent()
 	pool, _ := setup(t, DefaultSession(), 4)
 	var seconds atomic.Int64
 	procs := runtime.GOMAXPROCS(0)
-	cfg := Config{Rate: 200, Warmup: 500 * time.Millisecond, Duration: 2 * time.Second, Conns: 4, Seed: 7,
+	cfg := Config{Engine: eng, Rate: 200, Warmup: 500 * time.Millisecond, Duration: 2 * time.Second, Conns: 4, Seed: 7,
 		SyncCommit: "on", OnSecond: func(result.Second, Live) { seconds.Add(1) }}
-	p := run(t, context.Background(), pool, &testWorkload{table: "events", do: insertOne}, cfg)
+	p := run(t, context.Background(), pool, then(), cfg)
 	checkBooks(t, p, true)
 	if p.Scheduled < 300 || p.Scheduled > 500 {
 		t.Errorf("scheduled %d in 2 s at 200/s, want about 400", p.Scheduled)
@@ -187,7 +209,9 @@ func TestRunInsert(t *testing.T) {
 	goleak.VerifyNone(t, leaks)
 }
 
-func TestCoordinatedOmission(t *testing.T) {
+func TestCoordinatedOmission(t *testing.T) { forEngines(t, testCoordinatedOmission) }
+
+func testCoordinatedOmission(t *testing.T, eng string) {
 	s := DefaultSession()
 	s.LockTimeout = 10 * time.Second
 	pool, dsn := setup(t, s, 4)
@@ -207,8 +231,8 @@ func TestCoordinatedOmission(t *testing.T) {
 	}
 	done := make(chan *result.Probe)
 	go func() {
-		done <- run(t, ctx, pool, &testWorkload{table: "events", do: insertOne},
-			Config{Rate: 100, Duration: 3 * time.Second, Conns: 4, PoolWait: 500 * time.Millisecond, Seed: 1})
+		done <- run(t, ctx, pool, then(),
+			Config{Engine: eng, Rate: 100, Duration: 3 * time.Second, Conns: 4, PoolWait: 500 * time.Millisecond, Seed: 1})
 	}()
 	time.Sleep(2 * time.Second) // the stall being simulated, not synchronisation
 	if err := tx.Commit(ctx); err != nil {
@@ -240,19 +264,25 @@ func TestCoordinatedOmission(t *testing.T) {
 	}
 }
 
-func TestErrorClasses(t *testing.T) {
+func TestErrorClasses(t *testing.T) { forEngines(t, testErrorClasses) }
+
+func testErrorClasses(t *testing.T, eng string) {
 	ctx := context.Background()
 	t.Run("statement_timeout", func(t *testing.T) {
 		s := DefaultSession()
 		s.StatementTimeout = 100 * time.Millisecond
 		pool, _ := setup(t, s, 4)
-		w := then(func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
-			if rng.IntN(3) == 0 {
-				return exec("SELECT pg_sleep(0.3)")(ctx, tx, rng)
+		// One transaction in three sleeps past the statement timeout.
+		w := then("SELECT pg_sleep(0.3)")
+		w.start = func(tx *workload.Tx, rng *rand.Rand) { tx.V[1] = int64(rng.IntN(3)) }
+		steps := w.step
+		w.step = func(tx *workload.Tx, i int, prev workload.Result) (workload.Step, error) {
+			if i == 1 && tx.V[1] != 0 {
+				return workload.Done, nil
 			}
-			return nil
-		})
-		p := run(t, ctx, pool, w, Config{Rate: 40, Duration: 1500 * time.Millisecond, Conns: 4, Seed: 3})
+			return steps(tx, i, prev)
+		}
+		p := run(t, ctx, pool, w, Config{Engine: eng, Rate: 40, Duration: 1500 * time.Millisecond, Conns: 4, Seed: 3})
 		checkBooks(t, p, true)
 		if p.Failed[result.StatementTimeout] == 0 || p.Committed == 0 {
 			t.Errorf("failed %v committed %d: want statement timeouts and commits", p.Failed, p.Committed)
@@ -271,36 +301,39 @@ func TestErrorClasses(t *testing.T) {
 		if _, err := tx.Exec(ctx, "LOCK TABLE pgceiling.events IN EXCLUSIVE MODE"); err != nil {
 			t.Fatal(err)
 		}
-		p := run(t, ctx, pool, &testWorkload{table: "events", do: insertOne},
-			Config{Rate: 20, Duration: time.Second, Conns: 4, Seed: 4})
+		p := run(t, ctx, pool, then(),
+			Config{Engine: eng, Rate: 20, Duration: time.Second, Conns: 4, Seed: 4})
 		tx.Rollback(ctx)
 		checkBooks(t, p, true)
 		if p.Failed[result.LockTimeout] == 0 || p.Failed[result.LockTimeout] != p.Scheduled-p.Rejected || p.Committed != 0 {
 			t.Errorf("failed %v committed %d scheduled %d: want every started arrival to fail lock_timeout", p.Failed, p.Committed, p.Scheduled)
 		}
 	})
-	deadlocking := then(func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
-		a, b := 1, 2
+	// Two transactions update the pair's rows in opposite orders, with a pause between.
+	deadlocking := then("SET LOCAL deadlock_timeout = '20ms'", "UPDATE pgceiling.pair SET n = n + 1 WHERE id = $1", "SELECT pg_sleep(0.03)")
+	deadlocking.start = func(tx *workload.Tx, rng *rand.Rand) {
+		tx.V[1], tx.V[2] = 1, 2
 		if rng.IntN(2) == 0 {
-			a, b = 2, 1
+			tx.V[1], tx.V[2] = 2, 1
 		}
-		for _, q := range []string{"SET LOCAL deadlock_timeout = '20ms'"} {
-			if _, err := tx.Exec(ctx, q); err != nil {
-				return err
-			}
+	}
+	insertThen := deadlocking.step
+	deadlocking.step = func(tx *workload.Tx, i int, prev workload.Result) (workload.Step, error) {
+		switch i {
+		case 2:
+			return workload.Step{Stmt: 2, Args: tx.Args(workload.Int(tx.V[1]))}, nil
+		case 3:
+			return workload.Step{Stmt: 3}, nil
+		case 4:
+			return workload.Step{Stmt: 2, Args: tx.Args(workload.Int(tx.V[2]))}, nil
+		case 5:
+			return workload.Done, nil
 		}
-		if _, err := tx.Exec(ctx, "UPDATE pgceiling.pair SET n = n + 1 WHERE id = $1", a); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "SELECT pg_sleep(0.03)"); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, "UPDATE pgceiling.pair SET n = n + 1 WHERE id = $1", b)
-		return err
-	})
+		return insertThen(tx, i, prev)
+	}
 	t.Run("deadlock", func(t *testing.T) {
 		pool, _ := setup(t, DefaultSession(), 4)
-		p := run(t, ctx, pool, deadlocking, Config{Rate: 60, Duration: 1500 * time.Millisecond, Conns: 4, Seed: 5})
+		p := run(t, ctx, pool, deadlocking, Config{Engine: eng, Rate: 60, Duration: 1500 * time.Millisecond, Conns: 4, Seed: 5})
 		checkBooks(t, p, true)
 		if p.Failed[result.Deadlock] == 0 || p.Retries != 0 {
 			t.Errorf("failed %v retries %d: want deadlocks, no retries with max tries 1", p.Failed, p.Retries)
@@ -308,7 +341,7 @@ func TestErrorClasses(t *testing.T) {
 	})
 	t.Run("deadlock_retried", func(t *testing.T) {
 		pool, _ := setup(t, DefaultSession(), 4)
-		p := run(t, ctx, pool, deadlocking, Config{Rate: 60, Duration: 1500 * time.Millisecond, Conns: 4, Seed: 5, MaxTries: 5})
+		p := run(t, ctx, pool, deadlocking, Config{Engine: eng, Rate: 60, Duration: 1500 * time.Millisecond, Conns: 4, Seed: 5, MaxTries: 5})
 		checkBooks(t, p, true)
 		if p.Retries == 0 {
 			t.Errorf("failed %v retries %d: want deadlocks retried with max tries 5", p.Failed, p.Retries)
@@ -325,8 +358,10 @@ func TestErrorClasses(t *testing.T) {
 		defer killer.Close(ctx)
 		killed := make(chan int64, 1)
 		fired := false // OnSecond runs on one goroutine
-		w := then(exec("SELECT pg_sleep(0.1)"))
-		cfg := Config{Rate: 30, Duration: 2 * time.Second, Conns: 4, Seed: 6}
+		w := then("SELECT pg_sleep(0.3)")
+		// 30/s of 0.3 s transactions on 4 connections: all four are always busy, so the
+		// kill finds transactions in flight.
+		cfg := Config{Engine: eng, Rate: 30, Duration: 3 * time.Second, Conns: 4, Seed: 6}
 		cfg.OnSecond = func(_ result.Second, lv Live) {
 			// Once the probe has committed work, terminate every driver backend, once.
 			if lv.Committed > 0 && !fired {
@@ -353,15 +388,20 @@ func TestErrorClasses(t *testing.T) {
 		if p.Failed[result.Connection] == 0 || p.Checks.CommittedTotal == 0 {
 			t.Errorf("failed %v committed %d: want connection failures counted, and work to go on", p.Failed, p.Checks.CommittedTotal)
 		}
+		if last := p.Series[len(p.Series)-1]; last.Committed == 0 {
+			t.Errorf("last second %+v: the driver must reconnect and commit after the kill", last)
+		}
 	})
 }
 
-func TestErrorBudgetCutsShort(t *testing.T) {
+func TestErrorBudgetCutsShort(t *testing.T) { forEngines(t, testErrorBudgetCutsShort) }
+
+func testErrorBudgetCutsShort(t *testing.T, eng string) {
 	leaks := goleak.IgnoreCurrent()
 	pool, _ := setup(t, DefaultSession(), 2)
 	begin := time.Now()
-	p := run(t, context.Background(), pool, then(exec("SELECT 1/0")),
-		Config{Rate: 100, Duration: 20 * time.Second, Conns: 2, ErrorBudget: 5, Seed: 8})
+	p := run(t, context.Background(), pool, then("SELECT 1/0"),
+		Config{Engine: eng, Rate: 100, Duration: 20 * time.Second, Conns: 2, ErrorBudget: 5, Seed: 8})
 	checkBooks(t, p, true)
 	if !p.CutShort || !strings.Contains(p.CutReason, "budget") || p.MeasuredS >= 5 || time.Since(begin) > 10*time.Second {
 		t.Errorf("cut %v (%q) after %vs: want an early stop on the error budget", p.CutShort, p.CutReason, p.MeasuredS)
@@ -373,13 +413,15 @@ func TestErrorBudgetCutsShort(t *testing.T) {
 	goleak.VerifyNone(t, leaks)
 }
 
-func TestInterruptedClosesBooks(t *testing.T) {
+func TestInterruptedClosesBooks(t *testing.T) { forEngines(t, testInterruptedClosesBooks) }
+
+func testInterruptedClosesBooks(t *testing.T, eng string) {
 	leaks := goleak.IgnoreCurrent()
 	pool, _ := setup(t, DefaultSession(), 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
-	p := run(t, ctx, pool, then(exec("SELECT pg_sleep(0.05)")),
-		Config{Rate: 100, Duration: 20 * time.Second, Conns: 4, Seed: 9, Streams: 3}) // three streams stop together
+	p := run(t, ctx, pool, then("SELECT pg_sleep(0.05)"),
+		Config{Engine: eng, Rate: 100, Duration: 20 * time.Second, Conns: 4, Seed: 9, Streams: 3}) // three streams stop together
 	checkBooks(t, p, true)
 	if !p.Interrupted || p.MeasuredS > 2 || p.Scheduled == 0 {
 		t.Errorf("interrupted %v measured %vs scheduled %d: want a short, interrupted probe", p.Interrupted, p.MeasuredS, p.Scheduled)
@@ -388,13 +430,15 @@ func TestInterruptedClosesBooks(t *testing.T) {
 	goleak.VerifyNone(t, leaks)
 }
 
-func TestDrainCancelsLeftovers(t *testing.T) {
+func TestDrainCancelsLeftovers(t *testing.T) { forEngines(t, testDrainCancelsLeftovers) }
+
+func testDrainCancelsLeftovers(t *testing.T, eng string) {
 	leaks := goleak.IgnoreCurrent()
 	s := DefaultSession()
 	s.StatementTimeout = 0
 	pool, _ := setup(t, s, 2)
-	p := run(t, context.Background(), pool, then(exec("SELECT pg_sleep(3)")),
-		Config{Rate: 20, Duration: 500 * time.Millisecond, Conns: 2, Drain: 200 * time.Millisecond, Seed: 10})
+	p := run(t, context.Background(), pool, then("SELECT pg_sleep(3)"),
+		Config{Engine: eng, Rate: 20, Duration: 500 * time.Millisecond, Conns: 2, Drain: 200 * time.Millisecond, Seed: 10})
 	checkBooks(t, p, true)
 	if p.Checks.Uncertain == 0 || p.Failed[result.Other] == 0 || p.Rejected == 0 {
 		t.Errorf("uncertain %d failed %v rejected %d: in-flight work past the drain must be cancelled and queued work rejected",
@@ -404,10 +448,12 @@ func TestDrainCancelsLeftovers(t *testing.T) {
 	goleak.VerifyNone(t, leaks)
 }
 
-func TestChecksCatchMismatch(t *testing.T) {
+func TestChecksCatchMismatch(t *testing.T) { forEngines(t, testChecksCatchMismatch) }
+
+func testChecksCatchMismatch(t *testing.T, eng string) {
 	pool, _ := setup(t, DefaultSession(), 2)
-	twoRows := then(func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error { return insertOne(ctx, tx, rng) })
-	p := run(t, context.Background(), pool, twoRows, Config{Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 11})
+	twoRows := then("INSERT INTO pgceiling.events (v) VALUES (0)")
+	p := run(t, context.Background(), pool, twoRows, Config{Engine: eng, Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 11})
 	checkBooks(t, p, false)
 	if len(p.Checks.Problems) == 0 || !strings.Contains(p.Checks.Problems[0], "ROW MISMATCH") {
 		t.Errorf("problems %q: want a loud row mismatch", p.Checks.Problems)
@@ -419,19 +465,16 @@ func TestChecksCatchMismatch(t *testing.T) {
 		return s, err
 	}
 	move := func(delta int) *testWorkload {
-		w := then(func(ctx context.Context, tx pgx.Tx, rng *rand.Rand) error {
-			_, err := tx.Exec(ctx, "UPDATE pgceiling.pair SET n = n + CASE id WHEN 1 THEN 5 ELSE -5 + $1::int END", delta)
-			return err
-		})
+		w := then(fmt.Sprintf("UPDATE pgceiling.pair SET n = n + CASE id WHEN 1 THEN 5 ELSE -5 + %d END", delta))
 		w.snap = sum
 		return w
 	}
-	p = run(t, context.Background(), pool, move(0), Config{Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 12})
+	p = run(t, context.Background(), pool, move(0), Config{Engine: eng, Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 12})
 	checkBooks(t, p, true)
 	if p.Checks.BalanceOK == nil || !*p.Checks.BalanceOK || p.Checks.BalanceBefore == "" {
 		t.Errorf("checks %+v: conserved sum must pass", p.Checks)
 	}
-	p = run(t, context.Background(), pool, move(1), Config{Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 13})
+	p = run(t, context.Background(), pool, move(1), Config{Engine: eng, Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 13})
 	if p.Checks.BalanceOK == nil || *p.Checks.BalanceOK || !strings.Contains(strings.Join(p.Checks.Problems, " "), "BALANCE MISMATCH") {
 		t.Errorf("checks %+v: a leaking sum must be a loud mismatch", p.Checks)
 	}
@@ -445,11 +488,13 @@ func TestNewPoolTooManyConnections(t *testing.T) {
 	}
 }
 
-func TestProberRunsBefore(t *testing.T) {
+func TestProberRunsBefore(t *testing.T) { forEngines(t, testProberRunsBefore) }
+
+func testProberRunsBefore(t *testing.T, eng string) {
 	pool, _ := setup(t, DefaultSession(), 2)
 	var before int
-	pr := &Prober{Pool: pool, Workload: &testWorkload{table: "events", do: insertOne},
-		Config: Config{Duration: 300 * time.Millisecond, Conns: 2, Seed: 14},
+	pr := &Prober{Pool: pool, Workload: then(),
+		Config: Config{Engine: eng, Duration: 300 * time.Millisecond, Conns: 2, Seed: 14},
 		Before: func(context.Context) error { before++; return nil }}
 	p, err := pr.Probe(context.Background(), 30)
 	if err != nil || before != 1 || p.TargetRate != 30 {
@@ -480,5 +525,57 @@ func TestInterruptedIdleConnStaysUsable(t *testing.T) {
 	var one int
 	if err := c.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
 		t.Fatalf("query on the released connection: %v (got %d); its deadline must be cleared", err, one)
+	}
+}
+
+// pgxOnly is a workload written against pgx, not as a script: only the pgx engine runs it.
+type pgxOnly struct{}
+
+func (pgxOnly) Name() string  { return "pgx-only" }
+func (pgxOnly) Table() string { return "events" }
+func (pgxOnly) Do(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "INSERT INTO pgceiling.events (v) VALUES ($1)", rng.Int64())
+		return err
+	})
+}
+
+func TestEngineChoice(t *testing.T) {
+	pool, dsn := setup(t, DefaultSession(), 2)
+	ctx := context.Background()
+	cfg := Config{Rate: 20, Duration: 300 * time.Millisecond, Conns: 2, Seed: 15}
+	for _, c := range []struct {
+		engine string
+		w      workload.Workload
+		want   string
+	}{
+		{"", then(), EngineLoop},
+		{EngineAuto, then(), EngineLoop},
+		{EnginePGX, then(), EnginePGX},
+		{EngineAuto, pgxOnly{}, EnginePGX},
+	} {
+		cfg.Engine = c.engine
+		p, err := Run(ctx, pool, c.w, cfg)
+		if err != nil || p.Engine != c.want {
+			t.Errorf("engine %q, workload %s: %v, ran %q, want %q", c.engine, c.w.Name(), err, p.Engine, c.want)
+			continue
+		}
+		checkBooks(t, p, true)
+	}
+	cfg.Engine = EngineLoop
+	if _, err := Run(ctx, pool, pgxOnly{}, cfg); err == nil || !strings.Contains(err.Error(), "not a script") {
+		t.Errorf("engine loop with a pgx-only workload: %v, want an error saying why", err)
+	}
+	describe, err := NewPool(ctx, dsn, DefaultSession(), 2, pgx.QueryExecModeDescribeExec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer describe.Close()
+	if _, err := Run(ctx, describe, then(), cfg); err == nil || !strings.Contains(err.Error(), "describe_exec") {
+		t.Errorf("engine loop with exec mode describe_exec: %v, want an error naming the mode", err)
+	}
+	cfg.Engine = EngineAuto
+	if p, err := Run(ctx, describe, then(), cfg); err != nil || p.Engine != EnginePGX {
+		t.Errorf("auto with describe_exec: %v, ran %v, want pgx", err, p)
 	}
 }

@@ -55,6 +55,13 @@ type Config struct {
 	// more, the runtime wakes idle threads for every reply. The setting is restored at
 	// the end of the probe.
 	Threads int
+	// Engine is how the probe drives its connections: "loop" (one goroutine, epoll, the
+	// wire protocol spoken directly over prepared statements: pgbench's design and the
+	// cheapest on client CPU), "pgx" (a goroutine per connection through pgx: every
+	// --exec-mode, TLS, and as many cores as GOMAXPROCS) or "" / "auto": loop when it can
+	// run (a script workload, exec mode cache_statement, plain TCP or Unix sockets on
+	// Linux), else pgx. The loop runs on one core: an auto Threads stays at 1.
+	Engine string
 
 	// SyncCommit is recorded in the result ("on"/"off"); the workload applies it.
 	SyncCommit string
@@ -67,6 +74,13 @@ type Config struct {
 	// CountRows counts a pgceiling table's rows for the row check; default count(*).
 	CountRows func(ctx context.Context, table string) (int64, error)
 }
+
+// Engines (Config.Engine).
+const (
+	EngineAuto = "auto"
+	EngineLoop = "loop"
+	EnginePGX  = "pgx"
+)
 
 // Live is the probe's state as it runs, for a progress line.
 type Live struct {
@@ -111,6 +125,8 @@ func (c Config) check() error {
 		return fmt.Errorf("probe: rate must be a finite number > 0, got %v", c.Rate)
 	case c.Duration <= 0:
 		return fmt.Errorf("probe: duration must be > 0, got %v", c.Duration)
+	case c.Engine != "" && c.Engine != EngineAuto && c.Engine != EngineLoop && c.Engine != EnginePGX:
+		return fmt.Errorf("probe: engine must be auto, loop or pgx, got %q", c.Engine)
 	case c.Warmup < 0, c.Conns < 1, c.PoolWait < 0, c.MaxTries < 1, c.Streams < 1, c.Drain < 0, c.Threads < 0:
 		return fmt.Errorf("probe: invalid config (warmup %v, conns %d, pool wait %v, max tries %d, streams %d, drain %v, threads %d)",
 			c.Warmup, c.Conns, c.PoolWait, c.MaxTries, c.Streams, c.Drain, c.Threads)
@@ -162,7 +178,14 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}
-	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads))
+	if err := r.pickEngine(ctx); err != nil {
+		return nil, err
+	}
+	p.Engine = EnginePGX
+	if r.lp != nil {
+		p.Engine = EngineLoop
+	}
+	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.lp != nil))
 	cpu0 := cpuTime()
 	p.StartedAt = time.Now().UTC()
 	r.run(ctx)
@@ -182,6 +205,37 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 		}
 	}
 	return p, nil
+}
+
+// pickEngine builds the loop engine when Config.Engine allows it and it can run.
+func (r *probeRun) pickEngine(ctx context.Context) error {
+	if r.cfg.Engine == EnginePGX {
+		return nil
+	}
+	why := loopAvailable(r.pool, r.w)
+	if why == "" {
+		for _, wk := range r.workers {
+			if _, ok := socketFD(wk.conn); !ok {
+				why = "the connections are not plain TCP or Unix sockets (TLS?)"
+				break
+			}
+		}
+	}
+	if why == "" {
+		lp, err := newLoop(ctx, r, r.w.(workload.Script))
+		if err == nil {
+			r.lp = lp
+			return nil
+		}
+		why = err.Error()
+	}
+	if r.cfg.Engine == EngineLoop {
+		for _, wk := range r.workers {
+			wk.release()
+		}
+		return fmt.Errorf("engine loop cannot run: %s (use --engine pgx or auto)", why)
+	}
+	return nil
 }
 
 // arrival is one waiting arrival: its intended offset from the probe start.
@@ -266,6 +320,8 @@ type probeRun struct {
 	doCtx      context.Context
 	threads    threads
 	workers    []*worker
+	lp         *loop        // the event-loop engine, nil for the pgx engine
+	depth      atomic.Int64 // arrivals waiting, as the loop last saw them
 	uncertain  atomic.Int64
 	committed  atomic.Int64 // all commits so far, for the live rate
 	issued     atomic.Int64 // all arrivals so far
@@ -364,15 +420,20 @@ func (r *probeRun) run(ctx context.Context) {
 	r.doCtx = context.WithoutCancel(r.workCtx)
 	r.start = time.Now()
 
-	var workers sync.WaitGroup
-	for _, wk := range r.workers {
+	var workers, scheds sync.WaitGroup
+	if r.lp != nil {
 		workers.Add(1)
-		go func() { defer workers.Done(); r.work(wk) }()
-	}
-	var scheds sync.WaitGroup
-	for i, s := range r.streams {
 		scheds.Add(1)
-		go func() { defer scheds.Done(); r.schedule(i, s) }()
+		go func() { defer workers.Done(); r.lp.run(scheds.Done) }()
+	} else {
+		for _, wk := range r.workers {
+			workers.Add(1)
+			go func() { defer workers.Done(); r.work(wk) }()
+		}
+		for i, s := range r.streams {
+			scheds.Add(1)
+			go func() { defer scheds.Done(); r.schedule(i, s) }()
+		}
 	}
 	schedDone := make(chan struct{})
 	go func() { scheds.Wait(); close(schedDone) }()
@@ -483,6 +544,14 @@ func (r *probeRun) emit(i int, at time.Duration) {
 		record(r.lags[i], lag)
 	}
 	sec := r.secs[at/time.Second]
+	if r.lp != nil {
+		ok := r.lp.push(arrival{at})
+		sec.arrive(r.lp.queued(), lag)
+		if !ok {
+			r.settle(arrival{at}, nil, false, result.PoolTimeout, -1, 0, 0)
+		}
+		return
+	}
 	select {
 	case r.queue <- arrival{at}:
 		sec.arrive(len(r.queue), lag)
@@ -600,7 +669,11 @@ func (r *probeRun) progress(last Live) Live {
 	if r.drained.Load() {
 		phase = result.PhaseDrain
 	}
-	lv := Live{Elapsed: el, Phase: phase, P99Ms: r.lastSecond.P99Ms, Queue: len(r.queue),
+	queue := len(r.queue)
+	if r.lp != nil {
+		queue = int(r.depth.Load())
+	}
+	lv := Live{Elapsed: el, Phase: phase, P99Ms: r.lastSecond.P99Ms, Queue: queue,
 		Errors: r.warm.bad() + r.meas.bad(), Committed: r.committed.Load()}
 	issued := r.issued.Load()
 	if dt := (el - last.Elapsed).Seconds(); dt > 0 {

@@ -27,7 +27,9 @@ type threads struct {
 }
 
 // start applies the setting (0 = auto) and returns the GOMAXPROCS to restore afterwards.
-func (t *threads) start(n int) int {
+// With fixed, auto means one P for the whole probe (the loop engine: one goroutine does
+// the work, and an idle second P would only be woken by the runtime's poller).
+func (t *threads) start(n int, fixed bool) int {
 	if t.set == nil {
 		t.set = runtime.GOMAXPROCS
 	}
@@ -38,7 +40,7 @@ func (t *threads) start(n int) int {
 		t.now = time.Now
 	}
 	prev := t.set(0)
-	t.auto, t.max = n == 0, max(prev, 1)
+	t.auto, t.max = n == 0 && !fixed, max(prev, 1)
 	if n == 0 {
 		n = 1
 	}

@@ -208,6 +208,7 @@ type Probe struct {
 
 	ClientCPUSeconds  float64 `json:"client_cpu_s"`
 	DriverThreads     int     `json:"driver_threads,omitempty"` // cores (GOMAXPROCS) the driver had at the probe's end
+	Engine            string  `json:"engine,omitempty"`         // how the driver drove its connections: loop or pgx
 	SchedLagP99Ms     float64 `json:"sched_lag_p99_ms"`         // the scheduler's lag behind intended times, measured window
 	DriverLimited     bool    `json:"driver_limited"`
 	DriverLimitReason string  `json:"driver_limit_reason,omitempty"`

@@ -18,10 +18,10 @@ const insertEvent = `INSERT INTO pgceiling.events (id, payload, created_at) VALU
 // beside the realistic shapes, not instead of them.
 type insert struct {
 	txn
-	payload any // the text payload, boxed once
+	payload string
 }
 
-var _ Workload = (*insert)(nil)
+var _ Script = (*insert)(nil)
 
 func newInsert(p Params) *insert {
 	return &insert{txn: newTxn(p.SyncCommit), payload: strings.Repeat("x", p.PayloadBytes)}
@@ -35,15 +35,30 @@ func (w *insert) Table() string { return "events" }
 
 // Do inserts one event in its own transaction. rng is unused: the key is a UUIDv7
 // (time-ordered, so the primary key index grows at its right edge as in production).
-func (w *insert) Do(ctx context.Context, conn *pgx.Conn, _ *rand.Rand) error {
+func (w *insert) Do(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
+	return runScript(ctx, conn, &w.txn, w, rng)
+}
+
+var insertStatements = []Statement{{"insert event", insertEvent}}
+
+func (w *insert) Statements() []Statement { return insertStatements }
+
+// Start makes the event's id, a UUIDv7 (time-ordered, as applications use them).
+func (w *insert) Start(tx *Tx, _ *rand.Rand) {
 	id, err := uuid.NewV7()
+	tx.S, tx.Err = id.String(), err
 	if err != nil {
-		return fmt.Errorf("insert: make uuid: %w", err)
+		tx.Err = fmt.Errorf("make uuid: %w", err)
 	}
-	return w.run(ctx, conn, "insert", func() error {
-		if _, err := conn.Exec(ctx, insertEvent, id, w.payload); err != nil {
-			return fmt.Errorf("insert event: %w", err)
-		}
-		return nil
-	})
+}
+
+// Step: one insert of the event.
+func (w *insert) Step(tx *Tx, i int, _ Result) (Step, error) {
+	if i > 0 {
+		return Done, nil
+	}
+	if tx.Err != nil {
+		return Done, tx.Err
+	}
+	return Step{0, tx.Args(Text(tx.S), Text(w.payload))}, nil
 }

@@ -37,11 +37,11 @@ const (
 type oltp struct {
 	txn
 	wallets *countedKeys
-	window  any // the fraud window as interval text, boxed once
+	window  string // the fraud window as interval text
 }
 
 var (
-	_ Workload     = (*oltp)(nil)
+	_ Script       = (*oltp)(nil)
 	_ SkewReporter = (*oltp)(nil)
 	_ SkewResetter = (*oltp)(nil)
 )
@@ -72,28 +72,49 @@ func (w *oltp) ResetSkew() { w.wallets.reset() }
 // Do runs one payment transaction: BEGIN, SET LOCAL synchronous_commit, the four
 // statements, COMMIT.
 func (w *oltp) Do(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
-	wallet := w.wallets.pick(rng)
-	merchant := rng.Int64N(merchants) + 1
-	amount := rng.Int64N(maxAmountCents) + 1
-	reference := rng.Int64N(maxReference) + 1
-	risk := rng.IntN(riskScores)
-	return w.run(ctx, conn, "oltp", func() error {
-		var balance float64
-		var status string
-		if err := conn.QueryRow(ctx, oltpSelectWallet, wallet).Scan(&balance, &status); err != nil {
-			return fmt.Errorf("read wallet %d: %w", wallet, err)
+	return runScript(ctx, conn, &w.txn, w, rng)
+}
+
+var oltpStatements = []Statement{
+	{"read wallet", oltpSelectWallet},
+	{"fraud check", oltpFraudCheck},
+	{"insert transaction", oltpInsertTx},
+	{"insert audit row", oltpInsertAudit},
+}
+
+func (w *oltp) Statements() []Statement { return oltpStatements }
+
+// Start draws the wallet (V[0]), merchant, amount in cents, reference and risk score.
+func (w *oltp) Start(tx *Tx, rng *rand.Rand) {
+	tx.V[0] = w.wallets.pick(rng)
+	tx.V[1] = rng.Int64N(merchants) + 1
+	tx.V[2] = rng.Int64N(maxAmountCents) + 1
+	tx.V[3] = rng.Int64N(maxReference) + 1
+	tx.V[4] = int64(rng.IntN(riskScores))
+}
+
+// Step: read the wallet, count its recent transactions, insert the payment with that
+// count in its metadata, insert the audit row for the new transaction's id.
+func (w *oltp) Step(tx *Tx, i int, prev Result) (Step, error) {
+	wallet := tx.V[0]
+	switch i {
+	case 0:
+		return Step{0, tx.Args(Int(wallet))}, nil
+	case 1:
+		if err := needRow(prev, fmt.Sprintf("read wallet %d", wallet)); err != nil {
+			return Done, err
 		}
-		var recent int64
-		if err := conn.QueryRow(ctx, oltpFraudCheck, wallet, w.window).Scan(&recent); err != nil {
-			return fmt.Errorf("fraud check: %w", err)
+		return Step{1, tx.Args(Int(wallet), Text(w.window))}, nil
+	case 2:
+		if err := needFirst(prev, "fraud check"); err != nil {
+			return Done, err
 		}
-		var txID int64
-		if err := conn.QueryRow(ctx, oltpInsertTx, wallet, merchant, amount, reference, recent, risk).Scan(&txID); err != nil {
-			return fmt.Errorf("insert transaction: %w", err)
+		return Step{2, tx.Args(Int(wallet), Int(tx.V[1]), Int(tx.V[2]), Int(tx.V[3]), Int(prev.First), Int(tx.V[4]))}, nil
+	case 3:
+		if err := needFirst(prev, "insert transaction"); err != nil {
+			return Done, err
 		}
-		if _, err := conn.Exec(ctx, oltpInsertAudit, txID, wallet); err != nil {
-			return fmt.Errorf("insert audit row: %w", err)
-		}
-		return nil
-	})
+		return Step{3, tx.Args(Int(prev.First), Int(wallet))}, nil
+	}
+	return Done, nil
 }

@@ -32,7 +32,7 @@ type transfer struct {
 }
 
 var (
-	_ Workload     = (*transfer)(nil)
+	_ Script       = (*transfer)(nil)
 	_ Checker      = (*transfer)(nil)
 	_ SkewReporter = (*transfer)(nil)
 	_ SkewResetter = (*transfer)(nil)
@@ -73,38 +73,64 @@ func (w *transfer) Snapshot(ctx context.Context, q Querier) (string, error) {
 
 // Do runs one transfer transaction.
 func (w *transfer) Do(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
-	from, to := w.pickPair(rng)
-	first, second := min(from, to), max(from, to)
-	amount := rng.Int64N(maxTransferCts) + 1
-	reference := rng.Int64N(maxReference) + 1
-	return w.run(ctx, conn, "transfer", func() error {
-		var balance float64
-		if err := conn.QueryRow(ctx, transferLock, first).Scan(&balance); err != nil {
-			return fmt.Errorf("lock wallet %d: %w", first, err)
-		}
-		if err := conn.QueryRow(ctx, transferLock, second).Scan(&balance); err != nil {
-			return fmt.Errorf("lock wallet %d: %w", second, err)
-		}
-		if err := execOne(ctx, conn, transferDebit, from, amount); err != nil {
-			return fmt.Errorf("debit wallet %d: %w", from, err)
-		}
-		if err := execOne(ctx, conn, transferCredit, to, amount); err != nil {
-			return fmt.Errorf("credit wallet %d: %w", to, err)
-		}
-		var txID int64
-		if err := conn.QueryRow(ctx, transferInsert, from, to, amount, reference).Scan(&txID); err != nil {
-			return fmt.Errorf("insert transaction: %w", err)
-		}
-		if _, err := conn.Exec(ctx, transferAudit, txID, from); err != nil {
-			return fmt.Errorf("insert audit row: %w", err)
-		}
-		return nil
-	})
+	return runScript(ctx, conn, &w.txn, w, rng)
 }
 
-// maxRedraws bounds the redraws of a destination equal to the source; past it the
-// next wallet id is taken (only reachable with extreme exponents, where wallet 1 takes
-// nearly every pick).
+var transferStatements = []Statement{
+	{"lock wallet", transferLock},
+	{"debit wallet", transferDebit},
+	{"credit wallet", transferCredit},
+	{"insert transaction", transferInsert},
+	{"insert audit row", transferAudit},
+}
+
+func (w *transfer) Statements() []Statement { return transferStatements }
+
+// Start draws the pair (V[0] pays V[1]), the amount in cents and the reference.
+func (w *transfer) Start(tx *Tx, rng *rand.Rand) {
+	tx.V[0], tx.V[1] = w.pickPair(rng)
+	tx.V[2] = rng.Int64N(maxTransferCts) + 1
+	tx.V[3] = rng.Int64N(maxReference) + 1
+}
+
+// Step: lock both wallets FOR UPDATE, the lower id first (so two transfers never wait on
+// each other in a cycle), debit one, credit the other, insert the transaction and its
+// audit row.
+func (w *transfer) Step(tx *Tx, i int, prev Result) (Step, error) {
+	from, to, amount := tx.V[0], tx.V[1], tx.V[2]
+	first, second := min(from, to), max(from, to)
+	switch i {
+	case 0:
+		return Step{0, tx.Args(Int(first))}, nil
+	case 1:
+		if err := needRow(prev, fmt.Sprintf("lock wallet %d", first)); err != nil {
+			return Done, err
+		}
+		return Step{0, tx.Args(Int(second))}, nil
+	case 2:
+		if err := needRow(prev, fmt.Sprintf("lock wallet %d", second)); err != nil {
+			return Done, err
+		}
+		return Step{1, tx.Args(Int(from), Int(amount))}, nil
+	case 3:
+		if err := needOne(prev, fmt.Sprintf("debit wallet %d", from)); err != nil {
+			return Done, err
+		}
+		return Step{2, tx.Args(Int(to), Int(amount))}, nil
+	case 4:
+		if err := needOne(prev, fmt.Sprintf("credit wallet %d", to)); err != nil {
+			return Done, err
+		}
+		return Step{3, tx.Args(Int(from), Int(to), Int(amount), Int(tx.V[3]))}, nil
+	case 5:
+		if err := needFirst(prev, "insert transaction"); err != nil {
+			return Done, err
+		}
+		return Step{4, tx.Args(Int(prev.First), Int(from))}, nil
+	}
+	return Done, nil
+}
+
 const maxRedraws = 32
 
 // pickPair draws two distinct wallets from the Zipf table and counts both: a second
@@ -122,16 +148,4 @@ func (w *transfer) pickPair(rng *rand.Rand) (from, to int64) {
 	w.wallets.counts[from-1].Add(1)
 	w.wallets.counts[to-1].Add(1)
 	return from, to
-}
-
-// execOne runs a statement that must change exactly one row.
-func execOne(ctx context.Context, conn *pgx.Conn, sql string, args ...any) error {
-	tag, err := conn.Exec(ctx, sql, args...)
-	if err != nil {
-		return err
-	}
-	if n := tag.RowsAffected(); n != 1 {
-		return fmt.Errorf("changed %d rows, want 1", n)
-	}
-	return nil
 }

@@ -28,6 +28,9 @@ type txn struct {
 	afterSet func(ctx context.Context, conn *pgx.Conn) error
 }
 
+// SetSync is the SET LOCAL synchronous_commit statement of the workload's setting.
+func (t *txn) SetSync() string { return t.setSync }
+
 func newTxn(syncCommit bool) txn {
 	if syncCommit {
 		return txn{setSync: stmtSyncOn}

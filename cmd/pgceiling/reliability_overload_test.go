@@ -97,7 +97,10 @@ func TestReliabilityOverload(t *testing.T) {
 	defer cancel()
 	codec := make(chan int, 1)
 	go func() { codec <- Main(ctx, e, args) }()
-	relWaitUntil(t, dsn, "the overloaded probe to commit rows", rowsAfter(t, dsn, 50), 30*time.Second)
+	// 8,000 rows take the driver about two seconds here (more with the pgx engine): long
+	// enough for the queue's front to wait out the 1 s pool wait, so there are rejections
+	// to keep.
+	relWaitUntil(t, dsn, "the overloaded probe to commit rows", rowsAfter(t, dsn, 8000), 30*time.Second)
 	e.signal.Store(int32(syscall.SIGINT))
 	cancel()
 	begin := time.Now()

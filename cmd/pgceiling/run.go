@@ -165,7 +165,7 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 	fmt.Fprintf(env.Stderr, "pgceiling run: %s at %g tx/s, synchronous_commit=%s, %v warm-up + %v measured, %d connections\n",
 		c.Workload, c.Rate, c.SyncCommit, c.Warmup, c.Duration, c.Conns)
 	prog := &progress{env: env}
-	cfg := driver.Config{Rate: c.Rate, Warmup: c.Warmup, Duration: c.Duration, Conns: c.Conns, Threads: c.Threads,
+	cfg := driver.Config{Rate: c.Rate, Warmup: c.Warmup, Duration: c.Duration, Conns: c.Conns, Threads: c.Threads, Engine: c.Engine,
 		PoolWait: c.PoolWait, Seed: c.Seed, MaxTries: c.MaxTries, SyncCommit: c.SyncCommit,
 		Drain: c.PoolWait + max(c.StatementTimeout, time.Second), Observer: sampler, OnSecond: prog.show,
 		CountRows: schema.Counter(books, baseline)}

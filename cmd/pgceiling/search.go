@@ -308,7 +308,7 @@ func (s *searchSession) sweep(ctx context.Context, label, name, sync string, pri
 		return result.Sweep{}, err
 	}
 	p := &sweepProber{s: s, w: w, label: label, cfg: driver.Config{Warmup: s.c.Warmup, Duration: s.c.Duration,
-		Conns: s.c.Conns, Threads: s.c.Threads, PoolWait: s.c.PoolWait, MaxTries: s.c.MaxTries, SyncCommit: sync, Observer: s.sampler,
+		Conns: s.c.Conns, Threads: s.c.Threads, Engine: s.c.Engine, PoolWait: s.c.PoolWait, MaxTries: s.c.MaxTries, SyncCommit: sync, Observer: s.sampler,
 		CountRows: s.counter}}
 	cfg := search.Config{StartRate: s.c.StartRate, Growth: s.c.Growth, Precision: s.c.Precision,
 		MaxErrorRate: s.c.MaxErrorRate, P99SLO: s.c.P99SLO, Confirm: s.c.Confirm, MaxProbes: s.c.MaxProbes,

@@ -1,0 +1,27 @@
+//go:build !linux
+
+package driver
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgceiling/pgceiling/workload"
+)
+
+// loop is the event-loop engine, Linux only (see loop_linux.go).
+type loop struct{}
+
+func loopAvailable(*pgxpool.Pool, workload.Workload) string { return "it runs on Linux only" }
+
+func socketFD(*pgxpool.Conn) (int, bool) { return 0, false }
+
+func newLoop(context.Context, *probeRun, workload.Script) (*loop, error) {
+	return nil, errors.New("it runs on Linux only")
+}
+
+func (*loop) run(func())        {}
+func (*loop) push(arrival) bool { return false }
+func (*loop) queued() int       { return 0 }

@@ -1,0 +1,194 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Script is a workload written as data: the statements a transaction may send and, step by
+// step, which one comes next with which arguments. One description serves two executors:
+// Do (through pgx, every --exec-mode) and the driver's event loop, which speaks the wire
+// protocol itself over many connections from one goroutine. The executor sends BEGIN and
+// SET LOCAL synchronous_commit before the first step and COMMIT after the last, and
+// rolls back on any failure.
+type Script interface {
+	Workload
+	// Statements are the SQL texts the steps refer to by index; an executor may prepare
+	// them once per connection.
+	Statements() []Statement
+	// SetSync is the SET LOCAL synchronous_commit statement sent after BEGIN.
+	SetSync() string
+	// Start draws a new transaction's values (keys, amounts) into tx.
+	Start(tx *Tx, rng *rand.Rand)
+	// Step returns the body's step i (from 0), given the result of step i-1 (zero for
+	// i = 0); Stmt < 0 means the body is done. An error fails the transaction (a
+	// client-side check, e.g. a wallet row that is missing), and the executor rolls back.
+	Step(tx *Tx, i int, prev Result) (Step, error)
+}
+
+// Statement is one SQL text of a Script and the name its step has in error messages.
+type Statement struct {
+	Name string
+	SQL  string
+}
+
+// Arg is one statement argument: an integer, or Text when IsText.
+type Arg struct {
+	Int    int64
+	Text   string
+	IsText bool
+}
+
+// Int is an integer argument.
+func Int(v int64) Arg { return Arg{Int: v} }
+
+// Text is a text argument.
+func Text(s string) Arg { return Arg{Text: s, IsText: true} }
+
+// AppendText appends a's text form, as sent in the text format of the wire protocol.
+func (a Arg) AppendText(b []byte) []byte {
+	if a.IsText {
+		return append(b, a.Text...)
+	}
+	return strconv.AppendInt(b, a.Int, 10)
+}
+
+// Step is one statement to send: Stmt indexes Statements(), Args are its parameters.
+type Step struct {
+	Stmt int
+	Args []Arg
+}
+
+// Done is the Step that ends a transaction's body.
+var Done = Step{Stmt: -1}
+
+// Result is what the next step may need from a statement: the rows it returned or
+// changed, and its first column of its first row when that is an integer.
+type Result struct {
+	Rows     int64 // from the command tag: rows returned (SELECT) or changed
+	First    int64 // first column of the first row, when HasFirst
+	HasFirst bool
+}
+
+// Tx is one transaction's state, owned by the executor and reused from one transaction to
+// the next: values drawn at Start and room for one step's arguments.
+type Tx struct {
+	V    [8]int64
+	S    string // a text value drawn at Start
+	Err  error  // a failure at Start, returned by the first step
+	args [8]Arg
+}
+
+// Args fills the tx's argument room with args and returns it, so building a step
+// allocates nothing.
+func (tx *Tx) Args(args ...Arg) []Arg {
+	n := copy(tx.args[:], args)
+	return tx.args[:n]
+}
+
+// ErrNoRow is a step finding no row where the transaction needs one.
+var ErrNoRow = errors.New("no row")
+
+// needRow is the error for a step that returned no row.
+func needRow(prev Result, what string) error {
+	if prev.Rows < 1 {
+		return fmt.Errorf("%s: %w", what, ErrNoRow)
+	}
+	return nil
+}
+
+// needOne is the error for a step that changed other than one row.
+func needOne(prev Result, what string) error {
+	if prev.Rows != 1 {
+		return fmt.Errorf("%s: changed %d rows, want 1", what, prev.Rows)
+	}
+	return nil
+}
+
+// needFirst is the error for a step whose first column was not an integer.
+func needFirst(prev Result, what string) error {
+	if !prev.HasFirst {
+		return fmt.Errorf("%s: %w", what, ErrNoRow)
+	}
+	return nil
+}
+
+// RunScript runs one transaction of s on conn through pgx, as a workload's Do does.
+func RunScript(ctx context.Context, conn *pgx.Conn, s Script, rng *rand.Rand) error {
+	t := txn{setSync: s.SetSync()}
+	return runScript(ctx, conn, &t, s, rng)
+}
+
+// runScript executes one transaction of s on conn through pgx: BEGIN, SET LOCAL, the
+// steps, COMMIT, and a rollback on any failure (txn.run).
+func runScript(ctx context.Context, conn *pgx.Conn, t *txn, s Script, rng *rand.Rand) error {
+	var tx Tx
+	s.Start(&tx, rng)
+	stmts := s.Statements()
+	return t.run(ctx, conn, s.Name(), func() error {
+		var prev Result
+		for i := 0; ; i++ {
+			st, err := s.Step(&tx, i, prev)
+			if err != nil {
+				return err
+			}
+			if st.Stmt < 0 {
+				return nil
+			}
+			if prev, err = query(ctx, conn, stmts[st.Stmt].SQL, st.Args); err != nil {
+				return fmt.Errorf("%s: %w", stmts[st.Stmt].Name, err)
+			}
+		}
+	})
+}
+
+// query sends one statement through pgx and reads its Result. Integer arguments go as
+// int64 and text as string, so pgx's exec mode decides the protocol as for any query.
+func query(ctx context.Context, conn *pgx.Conn, sql string, args []Arg) (Result, error) {
+	vals := make([]any, len(args))
+	for i, a := range args {
+		if a.IsText {
+			vals[i] = a.Text
+		} else {
+			vals[i] = a.Int
+		}
+	}
+	rows, err := conn.Query(ctx, sql, vals...)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rows.Close()
+	var r Result
+	if rows.Next() {
+		if fd := rows.FieldDescriptions(); len(fd) > 0 && IsIntegerOID(fd[0].DataTypeOID) && rows.RawValues()[0] != nil {
+			var v int64
+			if err := rows.Scan(firstOnly(&v, len(fd))...); err != nil {
+				return Result{}, err
+			}
+			r.First, r.HasFirst = v, true
+		}
+		for rows.Next() {
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return Result{}, err
+	}
+	r.Rows = rows.CommandTag().RowsAffected()
+	return r, nil
+}
+
+// IsIntegerOID reports whether oid is int2, int4 or int8, the columns Result.First reads.
+func IsIntegerOID(oid uint32) bool { return oid == 20 || oid == 21 || oid == 23 }
+
+// firstOnly is Scan destinations that read the first of n columns into v and skip the rest.
+func firstOnly(v *int64, n int) []any {
+	dst := make([]any, n)
+	dst[0] = v
+	return dst
+}
