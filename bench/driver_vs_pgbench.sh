@@ -2,7 +2,8 @@
 # Driver figures of issue 3, measured in one run on one server:
 #   1. client CPU seconds per 1,000 committed transactions, pgceiling run vs pgbench on the
 #      identical SQL (bench/pgbench/<workload>.sql, -M prepared -c 50 -R RATE), for oltp and
-#      transfer at the same rates; the ratio pgceiling/pgbench (target <= 1.0);
+#      transfer at the same rates, for each of --engines (default "loop pgx"); the ratio
+#      pgceiling/pgbench (target <= 1.0);
 #   2. rate fidelity of pgceiling at a moderate rate (give half the knee): committed/scheduled,
 #      achieved/target, scheduler lag p99, after a --fidelity-warmup (default 10s) that
 #      lets 50 fresh backends prepare their statements;
@@ -16,12 +17,14 @@
 #
 # The CPU runs use no warm-up on either side, so both count the same transactions.
 #
+# Figures 2 and 3 use the first of --engines.
+#
 # Usage: bench/driver_vs_pgbench.sh [--dsn DSN] [--rates "200 400"] [--seconds 60]
 #        [--rows 200000] [--fidelity-rate R] [--fidelity-warmup 10s] [--rss-rate R]
-#        [--rss-seconds S] [--conns 50] [--skip-cpu]
+#        [--rss-seconds S] [--conns 50] [--engines "loop pgx"] [--skip-cpu]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" rates="200 400" secs=60 rows=200000 fid="" fidwarm=10s rss="" rsssecs="" conns=50 skipcpu=
+dsn="" rates="200 400" secs=60 rows=200000 fid="" fidwarm=10s rss="" rsssecs="" conns=50 skipcpu= engines="loop pgx"
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -34,7 +37,8 @@ while [ $# -gt 0 ]; do
     --skip-cpu) skipcpu=1; shift ;;
     --rss-rate) rss="$2"; shift 2 ;;
     --conns) conns="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --engines) engines="$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "driver_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -63,41 +67,46 @@ field() {
   python3 -c "import json,sys; p=json.load(open('$work/run.json'))['sweeps'][0]['probes'][0]; print($1)"
 }
 
-pgc() { # workload rate [seconds [warmup]]
+first_engine="${engines%% *}"
+pgc() { # workload rate [seconds [warmup [engine]]]
   timed "$work/pgceiling" run --dsn "$dsn" --workload "$1" --rate "$2" --warmup "${4:-0s}" --duration "${3:-$secs}s" \
-    --conns "$conns" --exec-mode cache_statement --json "$work/run.json"
+    --conns "$conns" --exec-mode cache_statement --engine "${5:-$first_engine}" --json "$work/run.json"
 }
 
 if [ -z "$skipcpu" ]; then
 echo
 echo "1. client CPU per 1,000 committed transactions (${secs}s per run, $conns connections)"
-printf "%-9s %7s | %10s %9s | %10s %9s | %7s\n" workload rate "pgceiling" "cpu/1k tx" "pgbench" "cpu/1k tx" ratio
+printf "%-9s %7s %-6s | %10s %9s | %10s %9s | %7s\n" workload rate engine "pgceiling" "cpu/1k tx" "pgbench" "cpu/1k tx" ratio
 for w in oltp transfer; do
   for r in $rates; do
-    pgc "$w" "$r"
-    pc_n="$(field "p['checks']['committed_total']")"
-    pc_cpu="$cpu"
+    rows_out=()
+    for e in $engines; do
+      pgc "$w" "$r" "$secs" 0s "$e"
+      rows_out+=("$e $(field "p['checks']['committed_total']") $cpu")
+    done
     timed pgbench -n -M prepared -c "$conns" -R "$r" -T "$secs" -f "$root/bench/pgbench/$w.sql" "$dsn"
     pb_n="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/out")"
     pb_cpu="$cpu"
-    python3 - "$w" "$r" "$pc_n" "$pc_cpu" "$pb_n" "$pb_cpu" <<'PY'
+    for row in "${rows_out[@]}"; do
+      python3 - "$w" "$r" $row "$pb_n" "$pb_cpu" <<'PY'
 import sys
-w, r, pcn, pcc, pbn, pbc = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5] or 0), float(sys.argv[6])
+w, r, e, pcn, pcc, pbn, pbc = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6] or 0), float(sys.argv[7])
 a = pcc * 1000 / pcn if pcn else float('nan')
 b = pbc * 1000 / pbn if pbn else float('nan')
-print(f"{w:<9} {r:>7} | {pcn:>7} tx {a:>8.3f}s | {pbn:>7} tx {b:>8.3f}s | {a / b if b else float('nan'):>7.2f}")
+print(f"{w:<9} {r:>7} {e:<6} | {pcn:>7} tx {a:>8.3f}s | {pbn:>7} tx {b:>8.3f}s | {a / b if b else float('nan'):>7.2f}")
 PY
+    done
   done
 done
 fi
 
 echo
-echo "2. rate fidelity of pgceiling (oltp at $fid tx/s, $fidwarm warm-up + ${secs}s)"
+echo "2. rate fidelity of pgceiling (oltp at $fid tx/s, $fidwarm warm-up + ${secs}s, engine $first_engine)"
 pgc oltp "$fid" "$secs" "$fidwarm"
 field "f\"scheduled {p['scheduled']}, committed {p['committed']}, committed/scheduled {100*p['committed']/max(p['scheduled'],1):.2f} %, achieved/target {100*p['achieved_rate']/p['target_rate']:.2f} %, scheduler lag p99 {p['sched_lag_p99_ms']:.3f} ms, driver_limited {p['driver_limited']}\""
 
 echo
-echo "3. peak RSS of a pgceiling probe (oltp, ${rsssecs}s)"
+echo "3. peak RSS of a pgceiling probe (oltp, ${rsssecs}s, engine $first_engine)"
 for r in "$rss" "$(python3 -c "print(5 * float('$rss'))")"; do
   pgc oltp "$r" "$rsssecs"
   echo "   at $r tx/s: peak RSS ${rss_mb} MB, $(field "f\"achieved {p['achieved_rate']:.0f} tx/s, rejected {p['rejected']}, failed {sum(p['failed'].values())}\"")"

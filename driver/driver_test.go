@@ -579,3 +579,38 @@ func TestEngineChoice(t *testing.T) {
 		t.Errorf("auto with describe_exec: %v, ran %v, want pgx", err, p)
 	}
 }
+
+// A statement whose first use fails after it was parsed (here its Bind: a bad parameter)
+// must still read its result on later uses: the engines may not forget to describe it.
+func TestFirstUseFailsAfterParse(t *testing.T) { forEngines(t, testFirstUseFailsAfterParse) }
+
+func testFirstUseFailsAfterParse(t *testing.T, eng string) {
+	pool, _ := setup(t, DefaultSession(), 1)
+	var n atomic.Int64
+	w := then("SELECT $1::int + 1")
+	w.start = func(tx *workload.Tx, _ *rand.Rand) {
+		tx.S = "7"
+		if n.Add(1) == 1 {
+			tx.S = "not a number" // the first transaction's Bind fails
+		}
+	}
+	insert := w.step
+	w.step = func(tx *workload.Tx, i int, prev workload.Result) (workload.Step, error) {
+		switch i {
+		case 1:
+			return workload.Step{Stmt: 1, Args: tx.Args(workload.Text(tx.S))}, nil
+		case 2:
+			if !prev.HasFirst || prev.First != 8 {
+				return workload.Done, fmt.Errorf("result %+v, want first column 8", prev)
+			}
+			return workload.Done, nil
+		}
+		return insert(tx, i, prev)
+	}
+	p := run(t, context.Background(), pool, w, Config{Engine: eng, Rate: 40, Duration: time.Second, Conns: 1, Seed: 17})
+	checkBooks(t, p, true)
+	if p.Failed[result.Other] != 1 || p.Committed != p.Scheduled-1-p.Rejected {
+		t.Errorf("failed %v committed %d of %d (rejected %d): want the first to fail and every other to commit",
+			p.Failed, p.Committed, p.Scheduled, p.Rejected)
+	}
+}

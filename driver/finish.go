@@ -56,7 +56,7 @@ func (r *probeRun) fill(p *result.Probe) {
 		p.CutShort, p.CutReason = true, r.stopReason
 	case r.stopReason == "interrupted":
 		p.Interrupted = true
-	case r.gone.Load():
+	case r.gone.Load(), r.broken.Load():
 		p.CutShort, p.CutReason = true, r.stopReason
 		p.Error = r.stopReason
 	}

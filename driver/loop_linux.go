@@ -13,8 +13,8 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -48,6 +48,9 @@ import (
 // the drain's timer) runs at least this often.
 const loopMaxWait = 10 * time.Millisecond
 
+// loopNoPwait2 makes the loop use its epoll_pwait fallback (tests).
+var loopNoPwait2 = false
+
 // sysEpollPwait2 is epoll_pwait2(2) (Linux 5.11), epoll_wait with a nanosecond timeout.
 const sysEpollPwait2 = 441
 
@@ -79,8 +82,9 @@ type slot struct {
 	phase int
 	step  int
 	stmt  int             // statement of the step in flight
-	stmts []int8          // per statement: stmtUnknown, stmtOther or stmtInt on this connection
-	known map[string]bool // the connection's CustomData entry
+	stmts []int8          // per statement: its state on this connection
+	known map[string]int8 // the connection's CustomData entry: state by statement name
+	out   bool            // waiting for room to write (EPOLLOUT registered)
 	tx    workload.Tx
 	err   error // the transaction's failure, kept through its rollback
 
@@ -99,16 +103,17 @@ type prepared struct {
 	label string
 }
 
-// Statement states on one connection (slot.stmts).
+// Statement states on one connection (slot.stmts, and the connection's CustomData).
 const (
-	stmtUnknown = iota // not prepared on this connection yet
-	stmtOther          // prepared; its first column is not an integer
-	stmtInt            // prepared; its first column is an integer, read into Result.First
+	stmtUnknown int8 = iota // not prepared on this connection yet: Parse and Describe
+	stmtParsed              // prepared, its columns not yet described: Describe
+	stmtOther               // prepared; its first column is not an integer
+	stmtInt                 // prepared; its first column is an integer, read into Result.First
 )
 
 // loopPrepared is the key of a connection's CustomData under which the loop keeps the
-// statements it prepared there (name -> integer first column), so a later probe on the
-// same pooled connection does not prepare them again.
+// statements it prepared there (name -> state), so a later probe on the same pooled
+// connection does not prepare them again.
 const loopPrepared = "pgceiling.loop.prepared"
 
 // reconnected is a fresh connection (or the failure to get one) for a slot whose
@@ -117,7 +122,7 @@ type reconnected struct {
 	sl    *slot
 	conn  *pgxpool.Conn
 	fd    int
-	known map[string]bool
+	known map[string]int8
 	err   error
 }
 
@@ -136,7 +141,9 @@ type loop struct {
 	conning int // reconnections in flight
 	recon   chan reconnected
 	events  []syscall.EpollEvent
-	scratch []byte
+	pwait2  bool           // epoll_pwait2 works here
+	broken  error          // epoll failed: the probe stops
+	closing sync.WaitGroup // connections being closed off the loop's goroutine
 }
 
 // loopStatementName is the name the loop prepares sql under.
@@ -172,7 +179,7 @@ func socketFD(c *pgxpool.Conn) (int, bool) {
 
 // borrow makes c's socket safe to drive directly and returns it with the statements
 // the loop already prepared on c.
-func borrow(ctx context.Context, c *pgxpool.Conn) (int, map[string]bool, error) {
+func borrow(ctx context.Context, c *pgxpool.Conn) (int, map[string]int8, error) {
 	fd, ok := socketFD(c)
 	if !ok {
 		return 0, nil, errors.New("the connection is not a plain TCP or Unix socket (TLS?)")
@@ -181,9 +188,9 @@ func borrow(ctx context.Context, c *pgxpool.Conn) (int, map[string]bool, error) 
 		return 0, nil, err
 	}
 	data := c.Conn().PgConn().CustomData()
-	known, _ := data[loopPrepared].(map[string]bool)
+	known, _ := data[loopPrepared].(map[string]int8)
 	if known == nil {
-		known = map[string]bool{}
+		known = map[string]int8{}
 		data[loopPrepared] = known
 	}
 	return fd, known, nil
@@ -199,7 +206,14 @@ func newLoop(ctx context.Context, r *probeRun, s workload.Script) (*loop, error)
 		return nil, fmt.Errorf("engine loop: %w", os.NewSyscallError("epoll_create1", err))
 	}
 	lp := &loop{r: r, s: s, setSync: s.SetSync(), epfd: epfd, qcap: cap(r.queue),
-		recon: make(chan reconnected, len(r.workers)), events: make([]syscall.EpollEvent, 128)}
+		recon: make(chan reconnected, len(r.workers)), events: make([]syscall.EpollEvent, 128), pwait2: !loopNoPwait2}
+	if _, e := lp.wait(0); e != 0 {
+		lp.pwait2 = false
+		if _, e := lp.wait(0); e != 0 {
+			syscall.Close(epfd)
+			return nil, fmt.Errorf("engine loop: %w", os.NewSyscallError("epoll_pwait", e))
+		}
+	}
 	for _, st := range s.Statements() {
 		lp.stmts = append(lp.stmts, prepared{name: loopStatementName(st.SQL), sql: st.SQL, label: st.Name})
 	}
@@ -222,22 +236,16 @@ func newLoop(ctx context.Context, r *probeRun, s workload.Script) (*loop, error)
 }
 
 // attach registers fd as sl's socket; known is what the loop prepared on it before.
-func (lp *loop) attach(sl *slot, fd int, known map[string]bool) error {
+func (lp *loop) attach(sl *slot, fd int, known map[string]int8) error {
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(sl.idx)}
 	if err := syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return fmt.Errorf("engine loop: %w", os.NewSyscallError("epoll_ctl", err))
 	}
-	sl.fd, sl.rn, sl.woff = fd, 0, 0
+	sl.fd, sl.rn, sl.woff, sl.out = fd, 0, 0, false
 	sl.wbuf = sl.wbuf[:0]
 	sl.known = known
 	for i, st := range lp.stmts {
-		sl.stmts[i] = stmtUnknown
-		if isInt, ok := known[st.name]; ok {
-			sl.stmts[i] = stmtOther
-			if isInt {
-				sl.stmts[i] = stmtInt
-			}
-		}
+		sl.stmts[i] = known[st.name] // stmtUnknown when absent
 	}
 	return nil
 }
@@ -249,6 +257,11 @@ func (lp *loop) run(issued func()) {
 	r := lp.r
 	defer lp.shutdown()
 	issuing := true
+	defer func() {
+		if issuing { // stopped early (epoll failed): the probe still learns issuing is over
+			issued()
+		}
+	}()
 	for {
 		next := time.Duration(math.MaxInt64)
 		if issuing {
@@ -276,6 +289,11 @@ func (lp *loop) run(issued func()) {
 			wait = min(wait, lp.queue.front().at+r.cfg.PoolWait-time.Since(r.start)+time.Microsecond)
 		}
 		lp.poll(max(wait, 0))
+		if lp.broken != nil {
+			r.fail("engine loop: " + lp.broken.Error())
+			lp.cancel()
+			return
+		}
 		runtime.Gosched() // timers and the rest of the process
 	}
 }
@@ -351,7 +369,7 @@ func (lp *loop) reconnect(sl *slot) {
 	defer cancel()
 	c, err := r.pool.Acquire(ctx)
 	fd := -1
-	var known map[string]bool
+	var known map[string]int8
 	if err == nil {
 		if fd, known, err = borrow(ctx, c); err != nil {
 			c.Conn().Close(ctx)
@@ -380,16 +398,15 @@ func (lp *loop) reconnected(rc reconnected) {
 	err := rc.err
 	if err == nil {
 		sl.wk.hold(rc.conn)
-		err = lp.attach(sl, rc.fd, rc.known)
-		if err != nil {
-			lp.drop(sl)
+		if err = lp.attach(sl, rc.fd, rc.known); err != nil {
+			lp.drop(sl, false)
 		}
 	}
 	if err != nil {
 		lp.busy--
 		sl.phase = phIdle
 		lp.dead = append(lp.dead, sl)
-		r.settle(sl.a, sl.wk, false, r.classify(err, nil), -1, 0, 0)
+		r.settle(sl.a, sl.wk, false, r.classify(err, false), -1, 0, 0)
 		return
 	}
 	lp.startTx(sl)
@@ -397,11 +414,14 @@ func (lp *loop) reconnected(rc reconnected) {
 
 // poll waits up to d for sockets and handles what they have.
 func (lp *loop) poll(d time.Duration) {
-	ts := syscall.NsecToTimespec(int64(d))
-	n, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(lp.epfd), uintptr(unsafe.Pointer(&lp.events[0])),
-		uintptr(len(lp.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
-	if e != 0 {
-		return // EINTR: a signal (the runtime's preemption); the loop goes round
+	n, e := lp.wait(d)
+	switch e {
+	case 0:
+	case syscall.EINTR:
+		return // a signal (the runtime's preemption): the loop goes round
+	default:
+		lp.broken = os.NewSyscallError("epoll_wait", e)
+		return
 	}
 	for _, ev := range lp.events[:n] {
 		sl := lp.slots[ev.Fd]
@@ -415,6 +435,25 @@ func (lp *loop) poll(d time.Duration) {
 			lp.readable(sl)
 		}
 	}
+}
+
+// kernelTimespec is struct __kernel_timespec: 64-bit fields on every architecture.
+type kernelTimespec struct{ sec, nsec int64 }
+
+// wait blocks in epoll for at most d (a raw system call: see the package comment above).
+// Without epoll_pwait2 (Linux < 5.11, or a seccomp filter) it uses epoll_pwait, whose
+// timeout is whole milliseconds, rounded up.
+func (lp *loop) wait(d time.Duration) (int, syscall.Errno) {
+	if lp.pwait2 {
+		ts := kernelTimespec{sec: int64(d / time.Second), nsec: int64(d % time.Second)}
+		n, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(lp.epfd), uintptr(unsafe.Pointer(&lp.events[0])),
+			uintptr(len(lp.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		return int(n), e
+	}
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(lp.epfd), uintptr(unsafe.Pointer(&lp.events[0])),
+		uintptr(len(lp.events)), uintptr(ms), 0, 0)
+	return int(n), e
 }
 
 // startTx begins sl's transaction (again, on a retry): BEGIN.
@@ -441,8 +480,8 @@ func (lp *loop) execute(sl *slot, st workload.Step) {
 	sl.stmt = st.Stmt
 	ps := &lp.stmts[st.Stmt]
 	b := sl.wbuf[:0]
-	first := sl.stmts[st.Stmt] == stmtUnknown
-	if first {
+	state := sl.stmts[st.Stmt]
+	if state == stmtUnknown {
 		b = append(b, 'P', 0, 0, 0, 0)
 		b = append(b, ps.name...)
 		b = append(b, 0)
@@ -463,7 +502,7 @@ func (lp *loop) execute(sl *slot, st workload.Step) {
 	}
 	b = append(b, 0, 0) // no result format codes: all text
 	binary.BigEndian.PutUint32(b[at+1:], uint32(len(b)-at-1))
-	if first {
+	if state <= stmtParsed {
 		b = append(b, 'D', 0, 0, 0, 6, 'P', 0) // Describe the unnamed portal
 	}
 	b = append(b, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0) // Execute the unnamed portal, all rows
@@ -480,7 +519,6 @@ func (lp *loop) send(sl *slot) {
 
 // flush writes what is left of sl.wbuf; when the socket is full it waits for room.
 func (lp *loop) flush(sl *slot) {
-	wasWaiting := sl.woff > 0
 	for sl.woff < len(sl.wbuf) {
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(sl.fd), uintptr(unsafe.Pointer(&sl.wbuf[sl.woff])), uintptr(len(sl.wbuf)-sl.woff))
 		switch e {
@@ -488,14 +526,18 @@ func (lp *loop) flush(sl *slot) {
 			sl.woff += int(n)
 		case syscall.EINTR:
 		case syscall.EAGAIN:
-			lp.interest(sl, syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLOUT)
+			if !sl.out {
+				sl.out = true
+				lp.interest(sl, syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLOUT)
+			}
 			return
 		default:
 			lp.lost(sl, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", e)})
 			return
 		}
 	}
-	if wasWaiting {
+	if sl.out {
+		sl.out = false
 		lp.interest(sl, syscall.EPOLLIN|syscall.EPOLLRDHUP)
 	}
 }
@@ -553,25 +595,25 @@ func (lp *loop) messages(sl *slot) {
 		p += 1 + l
 		switch typ {
 		case '1': // ParseComplete: the statement exists on this connection now
-			sl.stmts[sl.stmt] = stmtOther
-			sl.known[lp.stmts[sl.stmt].name] = false
+			lp.described(sl, stmtParsed)
 		case 'T': // RowDescription, on first use: is the first column an integer?
+			state := stmtOther
 			if len(body) >= 2 && binary.BigEndian.Uint16(body) > 0 {
 				if end := bytes.IndexByte(body[2:], 0); end >= 0 && 2+end+1+10 <= len(body) {
-					oid := binary.BigEndian.Uint32(body[2+end+1+6:])
-					if workload.IsIntegerOID(oid) {
-						sl.stmts[sl.stmt] = stmtInt
-						sl.known[lp.stmts[sl.stmt].name] = true
+					if workload.IsIntegerOID(binary.BigEndian.Uint32(body[2+end+1+6:])) {
+						state = stmtInt
 					}
 				}
 			}
+			lp.described(sl, state)
+		case 'n': // NoData: a statement without result columns
+			lp.described(sl, stmtOther)
 		case 'D': // DataRow: the first row's first column
 			if !sl.gotRow && sl.phase == phStep {
 				sl.gotRow = true
 				if sl.stmts[sl.stmt] == stmtInt && len(body) >= 6 {
 					if n := int(int32(binary.BigEndian.Uint32(body[2:]))); n > 0 && 6+n <= len(body) {
-						v, err := strconv.ParseInt(string(body[6:6+n]), 10, 64)
-						sl.res.First, sl.res.HasFirst = v, err == nil
+						sl.res.First, sl.res.HasFirst = parseInt(body[6 : 6+n])
 					}
 				}
 			}
@@ -580,8 +622,8 @@ func (lp *loop) messages(sl *slot) {
 			if len(tag) > 0 && tag[len(tag)-1] == 0 {
 				tag = tag[:len(tag)-1]
 			}
-			sl.res.Rows = pgconn.NewCommandTag(string(tag)).RowsAffected()
-			sl.rolled = string(tag) == "ROLLBACK"
+			sl.res.Rows = tagRows(tag)
+			sl.rolled = bytes.Equal(tag, []byte("ROLLBACK"))
 		case 'E': // ErrorResponse
 			var er pgproto3.ErrorResponse
 			if err := er.Decode(body); err != nil {
@@ -644,7 +686,7 @@ func (lp *loop) ready(sl *slot) {
 		if err != nil || sl.txStatus != 'I' {
 			// A connection that cannot be rolled back is closed (as the pgx engine does).
 			e := sl.err
-			lp.drop(sl)
+			lp.drop(sl, false)
 			lp.finish(sl, e)
 			return
 		}
@@ -692,7 +734,7 @@ func (lp *loop) finish(sl *slot, err error) {
 	if err == nil {
 		r.settle(sl.a, sl.wk, true, 0, sl.wait, end.Sub(sl.begin), end.Sub(r.start.Add(sl.a.at)))
 	} else {
-		r.settle(sl.a, sl.wk, false, r.classify(err, nil), sl.wait, 0, 0)
+		r.settle(sl.a, sl.wk, false, r.classify(err, sl.fd < 0), sl.wait, 0, 0)
 	}
 	lp.free(sl)
 }
@@ -715,7 +757,7 @@ func (lp *loop) lost(sl *slot, err error) {
 		err = sl.stmtErr
 	}
 	phase := sl.phase
-	lp.drop(sl)
+	lp.drop(sl, false)
 	switch {
 	case phase == phIdle:
 		lp.idle.remove(sl)
@@ -727,23 +769,37 @@ func (lp *loop) lost(sl *slot, err error) {
 	}
 }
 
-// drop closes sl's connection; the pool discards it at release.
-func (lp *loop) drop(sl *slot) {
-	if sl.fd < 0 {
+// drop closes sl's connection; the pool discards it at release. With cancelFirst (a
+// statement in flight) a cancel request goes first, as pgx does, so the backend stops
+// instead of running on for up to the statement timeout holding its locks. The closing
+// runs off the loop's goroutine: it waits for the server.
+func (lp *loop) drop(sl *slot, cancelFirst bool) {
+	if sl.fd >= 0 {
+		_ = syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_DEL, sl.fd, nil)
+		sl.fd, sl.rn, sl.out = -1, 0, false
+	}
+	c := sl.wk.detach()
+	if c == nil {
 		return
 	}
-	_ = syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_DEL, sl.fd, nil)
-	sl.fd, sl.rn = -1, 0
-	if c := sl.wk.conn; c != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	lp.closing.Add(1)
+	go func() {
+		defer lp.closing.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		pc := c.Conn().PgConn()
+		if cancelFirst {
+			_ = pc.CancelRequest(ctx)
+		}
+		_ = pc.Conn().SetDeadline(time.Now().Add(time.Second))
 		_ = c.Conn().Close(ctx)
-		cancel()
-	}
-	sl.wk.release()
+		c.Release()
+	}()
 }
 
 // cancel ends the drain: in-flight transactions fail as other (uncertain: they may yet
-// commit) and their connections are closed; queued arrivals are rejected.
+// commit) and their connections are closed; queued arrivals, and those still waiting for
+// a reconnection, never started: they are rejected.
 func (lp *loop) cancel() {
 	r := lp.r
 	for _, sl := range lp.slots {
@@ -752,8 +808,12 @@ func (lp *loop) cancel() {
 		case phConnecting:
 			lp.busy--
 			r.settle(sl.a, sl.wk, false, result.PoolTimeout, -1, 0, 0)
+		case phRollback: // it failed already; only its rollback is cut off
+			lp.drop(sl, true)
+			lp.busy--
+			r.settle(sl.a, sl.wk, false, r.classify(sl.err, true), sl.wait, 0, 0)
 		default:
-			lp.drop(sl)
+			lp.drop(sl, true)
 			lp.busy--
 			r.uncertain.Add(1)
 			r.settle(sl.a, sl.wk, false, result.Other, sl.wait, 0, 0)
@@ -774,12 +834,18 @@ func (lp *loop) shutdown() {
 		}
 	}
 	for _, sl := range lp.slots {
+		if sl.rn > 0 || sl.out {
+			// Bytes pgx would not know what to do with (part of a notice), or a write
+			// left unfinished: the connection cannot go back as it is.
+			lp.drop(sl, false)
+		}
 		if sl.fd >= 0 {
 			_ = syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_DEL, sl.fd, nil)
 			sl.fd = -1
 		}
 		sl.wk.release()
 	}
+	lp.closing.Wait()
 	syscall.Close(lp.epfd)
 }
 
@@ -792,8 +858,8 @@ func (lp *loop) push(a arrival) bool {
 	return true
 }
 
-// queued is how many arrivals wait, from the loop's goroutine.
-func (lp *loop) queued() int { return lp.queue.len() }
+// waiting is how many queued arrivals find no idle connection, from the loop's goroutine.
+func (lp *loop) waiting() int { return max(0, lp.queue.len()-lp.idle.len()) }
 
 // ring is a FIFO on a growing circular buffer.
 type ring[T comparable] struct {
@@ -835,4 +901,49 @@ func (q *ring[T]) remove(v T) {
 			q.push(x)
 		}
 	}
+}
+
+// described records what a statement's first use taught about it on sl's connection.
+func (lp *loop) described(sl *slot, state int8) {
+	if sl.phase != phStep || sl.stmts[sl.stmt] >= state {
+		return
+	}
+	sl.stmts[sl.stmt] = state
+	sl.known[lp.stmts[sl.stmt].name] = state
+}
+
+// parseInt reads a text integer (a result column), without allocating.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false // empty, or might overflow: not a key or a count anyway
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// tagRows is a command tag's row count ("INSERT 0 1", "UPDATE 3", "SELECT 1"): its last
+// word, when that is a number; 0 otherwise ("BEGIN").
+func tagRows(tag []byte) int64 {
+	i := bytes.LastIndexByte(tag, ' ')
+	if i < 0 {
+		return 0
+	}
+	n, ok := parseInt(tag[i+1:])
+	if !ok {
+		return 0
+	}
+	return n
 }

@@ -24,4 +24,4 @@ func newLoop(context.Context, *probeRun, workload.Script) (*loop, error) {
 
 func (*loop) run(func())        {}
 func (*loop) push(arrival) bool { return false }
-func (*loop) queued() int       { return 0 }
+func (*loop) waiting() int      { return 0 }

@@ -260,6 +260,15 @@ func (wk *worker) hold(c *pgxpool.Conn) {
 	wk.conn, wk.sock = c, c.Conn().PgConn().Conn()
 }
 
+// detach takes the worker's connection away from it, for closing.
+func (wk *worker) detach() *pgxpool.Conn {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	c := wk.conn
+	wk.conn, wk.sock, wk.cut = nil, nil, false
+	return c
+}
+
 // release gives the worker's connection back to the pool. A connection interrupted while
 // the worker was between transactions is still sound: its deadline is cleared so the
 // next probe on the pool can use it. One interrupted mid-statement was closed by pgx, and
@@ -309,6 +318,7 @@ type probeRun struct {
 	stopReason string       // set before stop is closed
 	budgetHit  atomic.Bool
 	gone       atomic.Bool  // stopped because the server went away
+	broken     atomic.Bool  // stopped because the driver failed (fail)
 	connFails  atomic.Int64 // connection failures so far, for the server watch
 	watch      serverWatch
 
@@ -400,6 +410,12 @@ func (r *probeRun) tallyOf(at time.Duration) *tally {
 		return &r.warm
 	}
 	return &r.meas
+}
+
+// fail stops the probe because the driver itself failed; the result says why.
+func (r *probeRun) fail(reason string) {
+	r.broken.Store(true)
+	r.halt(reason)
 }
 
 // halt stops issuing at the current offset; the measured window ends there.
@@ -546,7 +562,7 @@ func (r *probeRun) emit(i int, at time.Duration) {
 	sec := r.secs[at/time.Second]
 	if r.lp != nil {
 		ok := r.lp.push(arrival{at})
-		sec.arrive(r.lp.queued(), lag)
+		sec.arrive(r.lp.waiting(), lag)
 		if !ok {
 			r.settle(arrival{at}, nil, false, result.PoolTimeout, -1, 0, 0)
 		}
@@ -604,7 +620,11 @@ func (r *probeRun) work(wk *worker) {
 			c, err := r.pool.Acquire(actx)
 			cancel()
 			if err != nil {
-				r.settle(a, wk, false, r.classify(err, nil), -1, 0, 0)
+				c := result.PoolTimeout // cancelled at the end of the drain: it never started
+				if r.workCtx.Err() == nil {
+					c = r.classify(err, false)
+				}
+				r.settle(a, wk, false, c, -1, 0, 0)
 				continue
 			}
 			wk.hold(c)
@@ -622,7 +642,7 @@ func (r *probeRun) work(wk *worker) {
 			r.settle(a, wk, true, 0, wait, end.Sub(begin), end.Sub(r.start.Add(a.at)))
 			continue
 		}
-		c := r.classify(err, wk.conn)
+		c := r.classify(err, wk.conn.Conn().IsClosed())
 		r.settle(a, wk, false, c, wait, 0, 0)
 		if c == result.Connection || wk.conn.Conn().IsClosed() {
 			wk.release() // the pool destroys a closed connection; the next arrival reconnects
@@ -630,15 +650,16 @@ func (r *probeRun) work(wk *worker) {
 	}
 }
 
-// classify is Classify plus the driver's knowledge: a connection found closed is a
-// connection failure; work cancelled at the end of the drain is other, and uncertain.
-func (r *probeRun) classify(err error, conn *pgxpool.Conn) result.Class {
+// classify is Classify plus the driver's knowledge: an error that left the connection
+// closed is a connection failure; work cancelled at the end of the drain is other, and
+// uncertain.
+func (r *probeRun) classify(err error, closed bool) result.Class {
 	c := Classify(err)
 	if r.workCtx.Err() != nil && (errors.Is(err, context.Canceled) || c == result.Connection || c == result.Other) {
 		r.uncertain.Add(1)
 		return result.Other
 	}
-	if c == result.Other && conn != nil && conn.Conn().IsClosed() {
+	if c == result.Other && closed {
 		return result.Connection
 	}
 	return c

@@ -101,7 +101,7 @@ func (w *oltp) Step(tx *Tx, i int, prev Result) (Step, error) {
 	case 0:
 		return Step{0, tx.Args(Int(wallet))}, nil
 	case 1:
-		if err := needRow(prev, fmt.Sprintf("read wallet %d", wallet)); err != nil {
+		if err := needRow(prev, "read wallet", wallet); err != nil {
 			return Done, err
 		}
 		return Step{1, tx.Args(Int(wallet), Text(w.window))}, nil

@@ -94,18 +94,19 @@ func (tx *Tx) Args(args ...Arg) []Arg {
 // ErrNoRow is a step finding no row where the transaction needs one.
 var ErrNoRow = errors.New("no row")
 
-// needRow is the error for a step that returned no row.
-func needRow(prev Result, what string) error {
+// needRow is the error for a step that returned no row; what and key name the step
+// (the message is built only on failure: steps run thousands of times a second).
+func needRow(prev Result, what string, key int64) error {
 	if prev.Rows < 1 {
-		return fmt.Errorf("%s: %w", what, ErrNoRow)
+		return fmt.Errorf("%s %d: %w", what, key, ErrNoRow)
 	}
 	return nil
 }
 
 // needOne is the error for a step that changed other than one row.
-func needOne(prev Result, what string) error {
+func needOne(prev Result, what string, key int64) error {
 	if prev.Rows != 1 {
-		return fmt.Errorf("%s: changed %d rows, want 1", what, prev.Rows)
+		return fmt.Errorf("%s %d: changed %d rows, want 1", what, key, prev.Rows)
 	}
 	return nil
 }

@@ -103,22 +103,22 @@ func (w *transfer) Step(tx *Tx, i int, prev Result) (Step, error) {
 	case 0:
 		return Step{0, tx.Args(Int(first))}, nil
 	case 1:
-		if err := needRow(prev, fmt.Sprintf("lock wallet %d", first)); err != nil {
+		if err := needRow(prev, "lock wallet", first); err != nil {
 			return Done, err
 		}
 		return Step{0, tx.Args(Int(second))}, nil
 	case 2:
-		if err := needRow(prev, fmt.Sprintf("lock wallet %d", second)); err != nil {
+		if err := needRow(prev, "lock wallet", second); err != nil {
 			return Done, err
 		}
 		return Step{1, tx.Args(Int(from), Int(amount))}, nil
 	case 3:
-		if err := needOne(prev, fmt.Sprintf("debit wallet %d", from)); err != nil {
+		if err := needOne(prev, "debit wallet", from); err != nil {
 			return Done, err
 		}
 		return Step{2, tx.Args(Int(to), Int(amount))}, nil
 	case 4:
-		if err := needOne(prev, fmt.Sprintf("credit wallet %d", to)); err != nil {
+		if err := needOne(prev, "credit wallet", to); err != nil {
 			return Done, err
 		}
 		return Step{3, tx.Args(Int(from), Int(to), Int(amount), Int(tx.V[3]))}, nil
