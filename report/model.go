@@ -236,6 +236,9 @@ func runTables(p *result.Probe) []table {
 		}
 	}
 	add("driver limited", dl)
+	if p.Engine != "" {
+		add("driver", fmt.Sprintf("engine %s on %d core(s), client CPU %.1f s", p.Engine, p.DriverThreads, p.ClientCPUSeconds))
+	}
 	add("interrupted", yesNo(p.Interrupted))
 	cut := "no"
 	if p.CutShort {
