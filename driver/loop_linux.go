@@ -203,15 +203,15 @@ func borrow(ctx context.Context, c *pgxpool.Conn) (int, map[string]int8, error) 
 func newLoop(ctx context.Context, r *probeRun, s workload.Script) (*loop, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("engine loop: %w", os.NewSyscallError("epoll_create1", err))
+		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	lp := &loop{r: r, s: s, setSync: s.SetSync(), epfd: epfd, qcap: cap(r.queue),
+	lp := &loop{r: r, s: s, setSync: s.SetSync(), epfd: epfd, qcap: r.qcap,
 		recon: make(chan reconnected, len(r.workers)), events: make([]syscall.EpollEvent, 128), pwait2: !loopNoPwait2}
 	if _, e := lp.wait(0); e != 0 {
 		lp.pwait2 = false
 		if _, e := lp.wait(0); e != 0 {
 			syscall.Close(epfd)
-			return nil, fmt.Errorf("engine loop: %w", os.NewSyscallError("epoll_pwait", e))
+			return nil, os.NewSyscallError("epoll_pwait", e)
 		}
 	}
 	for _, st := range s.Statements() {
@@ -221,7 +221,7 @@ func newLoop(ctx context.Context, r *probeRun, s workload.Script) (*loop, error)
 		fd, known, err := borrow(ctx, wk.conn)
 		if err != nil {
 			syscall.Close(epfd)
-			return nil, fmt.Errorf("engine loop: %w", err)
+			return nil, err
 		}
 		sl := &slot{idx: i, wk: wk, fd: -1, rbuf: make([]byte, 8192), wbuf: make([]byte, 0, 1024),
 			stmts: make([]int8, len(lp.stmts))}
@@ -239,7 +239,7 @@ func newLoop(ctx context.Context, r *probeRun, s workload.Script) (*loop, error)
 func (lp *loop) attach(sl *slot, fd int, known map[string]int8) error {
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(sl.idx)}
 	if err := syscall.EpollCtl(lp.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return fmt.Errorf("engine loop: %w", os.NewSyscallError("epoll_ctl", err))
+		return os.NewSyscallError("epoll_ctl", err)
 	}
 	sl.fd, sl.rn, sl.woff, sl.out = fd, 0, 0, false
 	sl.wbuf = sl.wbuf[:0]

@@ -213,15 +213,7 @@ func (r *probeRun) pickEngine(ctx context.Context) error {
 		return nil
 	}
 	why := loopAvailable(r.pool, r.w)
-	if why == "" {
-		for _, wk := range r.workers {
-			if _, ok := socketFD(wk.conn); !ok {
-				why = "the connections are not plain TCP or Unix sockets (TLS?)"
-				break
-			}
-		}
-	}
-	if why == "" {
+	if why == "" { // newLoop finds sockets it cannot drive (TLS)
 		lp, err := newLoop(ctx, r, r.w.(workload.Script))
 		if err == nil {
 			r.lp = lp
@@ -307,7 +299,8 @@ type probeRun struct {
 	streams []*stream
 	lags    []*hdrhistogram.Histogram // per stream, measured window
 	prog    []atomic.Int64            // per stream: every arrival before this offset was issued
-	queue   chan arrival
+	queue   chan arrival              // the pgx engine's waiting arrivals; nil with the loop
+	qcap    int                       // the bound on waiting arrivals
 	secs    []*second
 	warm    tally
 	meas    tally
@@ -356,7 +349,8 @@ func newProbeRun(pool *pgxpool.Pool, w workload.Workload, cfg Config) *probeRun 
 	mean := cfg.Rate * cfg.PoolWait.Seconds()
 	// The cap is a safety net: a million waiting arrivals is overload whatever the rate,
 	// and the queue must never grow with rate x pool wait unchecked.
-	r.queue = make(chan arrival, min(int(mean+6*math.Sqrt(mean))+cfg.Conns+64, 1<<20))
+	// The pgx engine's channel is made in run, the loop keeps a queue of its own.
+	r.qcap = min(int(mean+6*math.Sqrt(mean))+cfg.Conns+64, 1<<20)
 	n := int((r.end + time.Second - 1) / time.Second)
 	r.secs = make([]*second, n)
 	for i := range r.secs {
@@ -442,6 +436,7 @@ func (r *probeRun) run(ctx context.Context) {
 		scheds.Add(1)
 		go func() { defer workers.Done(); r.lp.run(scheds.Done) }()
 	} else {
+		r.queue = make(chan arrival, r.qcap)
 		for _, wk := range r.workers {
 			workers.Add(1)
 			go func() { defer workers.Done(); r.work(wk) }()
@@ -483,7 +478,9 @@ func (r *probeRun) run(ctx context.Context) {
 			}
 		case <-schedDone:
 			schedDone = nil
-			close(r.queue) // workers finish the queue, then exit
+			if r.queue != nil {
+				close(r.queue) // workers finish the queue, then exit
+			}
 			r.drained.Store(true)
 			go func() { workers.Wait(); close(workDone) }()
 			d := time.NewTimer(r.cfg.Drain)

@@ -85,10 +85,9 @@ type Tx struct {
 }
 
 // Args fills the tx's argument room with args and returns it, so building a step
-// allocates nothing.
+// allocates nothing (up to 8 arguments; more get room of their own).
 func (tx *Tx) Args(args ...Arg) []Arg {
-	n := copy(tx.args[:], args)
-	return tx.args[:n]
+	return append(tx.args[:0], args...)
 }
 
 // ErrNoRow is a step finding no row where the transaction needs one.

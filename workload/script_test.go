@@ -1,0 +1,44 @@
+package workload
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// The loop engine calls Start and Step thousands of times a second: a transaction's
+// steps, with their checks passing, must not allocate.
+func TestStepsAllocateNothing(t *testing.T) {
+	o, err := newOLTP(Params{Wallets: 100, Zipf: 1, SyncCommit: true, FraudWindow: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := newTransfer(Params{Wallets: 100, Zipf: 1, SyncCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	ok := Result{Rows: 1, First: 5, HasFirst: true}
+	for _, s := range []Script{o, tr} {
+		var tx Tx
+		buf := make([]byte, 0, 64) // the loop's write buffer, reused
+		n := testing.AllocsPerRun(200, func() {
+			s.Start(&tx, rng)
+			for i := 0; ; i++ {
+				st, err := s.Step(&tx, i, ok)
+				if err != nil {
+					t.Fatalf("%s step %d: %v", s.Name(), i, err)
+				}
+				if st.Stmt < 0 {
+					break
+				}
+				for _, a := range st.Args {
+					buf = a.AppendText(buf[:0])
+				}
+			}
+		})
+		if n != 0 {
+			t.Errorf("%s: %v allocations per transaction, want 0", s.Name(), n)
+		}
+	}
+}
