@@ -124,7 +124,10 @@ type Second struct {
 	P99Ms          float64 `json:"p99_ms"`
 	QueueWaitP99Ms float64 `json:"queue_wait_p99_ms"`
 	QueueDepth     int     `json:"queue_depth"`  // the most arrivals waiting at once
-	SchedLagMs     float64 `json:"sched_lag_ms"` // the worst lag of the scheduler behind intended times
+	SchedLagMs     float64 `json:"sched_lag_ms"` // the worst lag of the scheduler behind intended times (the second's maximum)
+	// SchedLagP99Ms is the second's p99 of the scheduler's lag: what the steady-state rule
+	// reads, since one preempted wake-up on a shared machine makes the maximum jump.
+	SchedLagP99Ms float64 `json:"sched_lag_p99_ms"`
 }
 
 // Checks compares the driver's books with what the database gained.
@@ -186,12 +189,18 @@ type Probe struct {
 
 	// Books for arrivals whose intended time falls in the measured window:
 	// Scheduled == Committed + Failed.Total() + Rejected.
-	Scheduled    int64   `json:"scheduled"`
-	Committed    int64   `json:"committed"`
-	Failed       Counts  `json:"failed"`   // SQL and connection failures by class (no pool_timeout)
-	Rejected     int64   `json:"rejected"` // pool_timeout
-	Retries      int64   `json:"retries"`
-	AchievedRate float64 `json:"achieved_rate"` // Committed / MeasuredS
+	Scheduled int64  `json:"scheduled"`
+	Committed int64  `json:"committed"`
+	Failed    Counts `json:"failed"`   // SQL and connection failures by class (no pool_timeout)
+	Rejected  int64  `json:"rejected"` // pool_timeout
+	Retries   int64  `json:"retries"`  // retry attempts of the measured window's arrivals
+	// CommittedInWindow counts the commits that ended inside the measured window, whatever
+	// the arrival's intended time: the server's throughput during the window.
+	CommittedInWindow int64 `json:"committed_in_window"`
+	// DrainCommitted counts the measured window's arrivals that committed after the window
+	// closed (in the drain): part of Committed, not of CommittedInWindow.
+	DrainCommitted int64   `json:"drain_committed"`
+	AchievedRate   float64 `json:"achieved_rate"` // CommittedInWindow / MeasuredS
 
 	Latency   Latency `json:"latency_ms"`    // intended start -> commit
 	Service   Latency `json:"service_ms"`    // actual start -> commit
@@ -213,19 +222,94 @@ type Probe struct {
 	DriverLimited     bool    `json:"driver_limited"`
 	DriverLimitReason string  `json:"driver_limit_reason,omitempty"`
 	Interrupted       bool    `json:"interrupted,omitempty"`
-	CutShort          bool    `json:"cut_short,omitempty"` // stopped early: errors exceeded the probe's budget
+	CutShort          bool    `json:"cut_short,omitempty"` // stopped early: see CutBy and CutReason
 	CutReason         string  `json:"cut_reason,omitempty"`
-	Error             string  `json:"error,omitempty"` // a probe that could not complete
+	// CutBy says what stopped the probe early: CutByErrors (the error budget), CutByTrend
+	// (the steady-state rule decided the queue wait's growth), CutByServer (the server
+	// went away or the driver failed).
+	CutBy string `json:"cut_by,omitempty"`
+	Error string `json:"error,omitempty"` // a probe that could not complete
 	// ObserverError says why the server could not be observed (e.g. its connection was
 	// lost in a restart); the probe's own figures stand.
 	ObserverError string `json:"observer_error,omitempty"`
 
 	Observation *Observation `json:"observation,omitempty"`
 
+	// FraudCheck is what oltp's fraud check read (nil for other workloads).
+	FraudCheck *CheckRead `json:"fraud_check,omitempty"`
+	// Backfill is the recent history written before the probe (nil when none was).
+	Backfill *Backfill `json:"backfill,omitempty"`
+	// Restore is what putting the data back before the probe cost (nil with --keep-growth
+	// and in run).
+	Restore *Restore `json:"restore,omitempty"`
+	// Steady is the steady-state rule's figures for this probe (nil when not judged).
+	Steady *Steady `json:"steady,omitempty"`
+
 	// Set by the search.
 	Verdict string `json:"verdict,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Retry   bool   `json:"retry,omitempty"` // a repeat of a probe that failed by fault
+}
+
+// What stopped a probe early (Probe.CutBy).
+const (
+	CutByErrors = "errors"
+	CutByTrend  = "trend"
+	CutByServer = "server"
+)
+
+// CheckRead is what a workload's read-before-write check read per transaction: the rows
+// counted by oltp's fraud check, so a reader sees that its cost was the same at the
+// start and the end of the probe.
+type CheckRead struct {
+	Checks  int64   `json:"checks"`   // checks counted (measured window and warm-up)
+	WindowS float64 `json:"window_s"` // how far back the check counts
+	Limit   int64   `json:"limit"`    // the most rows one check counts; 0 = unbounded
+	P50     float64 `json:"rows_p50"`
+	P99     float64 `json:"rows_p99"`
+	Mean    float64 `json:"rows_mean"`
+	Max     float64 `json:"rows_max"`
+	// FirstP50 and LastP50 are the median rows per check in the first and the last third
+	// of the probe: equal for a stationary check.
+	FirstP50 float64 `json:"rows_p50_first_third"`
+	LastP50  float64 `json:"rows_p50_last_third"`
+}
+
+// Backfill is the recent history a probe starts with: rows of its own workload written
+// just before it, at the probe's offered rate and skew, with created_at over the window
+// that ends at the probe's start, so the first measured second reads what the last does.
+type Backfill struct {
+	Rows    int64     `json:"rows"`
+	Seconds float64   `json:"seconds"`  // what writing them took
+	WindowS float64   `json:"window_s"` // created_at spans [anchor - window, anchor)
+	Anchor  time.Time `json:"anchor"`
+	Rate    float64   `json:"rate"` // the offered rate they stand for
+}
+
+// Restore is the cost of putting the data back to the search's baseline before a probe.
+type Restore struct {
+	Seconds           float64  `json:"seconds"`
+	TransactionsRows  int64    `json:"transactions_deleted"`
+	AuditRows         int64    `json:"audit_deleted"`
+	EventsRows        int64    `json:"events_deleted"`
+	WalletsRestored   int64    `json:"wallets_restored"`
+	VacuumedRelations []string `json:"vacuumed"`
+}
+
+// Steady is the steady-state rule's reading of a probe's per-second series: the trend of
+// the per-second queue wait p99 (Theil-Sen slope with its confidence interval) and where
+// it would be after another probe length, against the limit it must stay under.
+type Steady struct {
+	Series      string  `json:"series"`  // the series that decided: queue_wait_p99 or latency_p99
+	Seconds     int     `json:"seconds"` // measured seconds judged
+	LevelMs     float64 `json:"level_ms"`
+	SlopeMsPerS float64 `json:"slope_ms_per_s"`
+	SlopeLo     float64 `json:"slope_lo_ms_per_s"` // confidence interval of the slope
+	SlopeHi     float64 `json:"slope_hi_ms_per_s"`
+	Confidence  float64 `json:"confidence"`
+	ProjectedMs float64 `json:"projected_ms"` // at the end of another probe length, from SlopeLo
+	LimitMs     float64 `json:"limit_ms"`
+	Verdict     string  `json:"verdict"` // steady, growing, or too_short
 }
 
 // FailedAndRejected is every arrival in the window that did not commit.
@@ -264,6 +348,13 @@ type WAL struct {
 	SyncsPerTx float64 `json:"syncs_per_tx"`
 }
 
+// WaitShift is one wait event's share of the active samples early and late in a probe.
+type WaitShift struct {
+	Event      string  `json:"event"`
+	FirstShare float64 `json:"first_share"` // first third of the window
+	LastShare  float64 `json:"last_share"`  // last third
+}
+
 // Observation is what the server did during a probe.
 type Observation struct {
 	SampleIntervalMs float64     `json:"sample_interval_ms"`
@@ -274,13 +365,17 @@ type Observation struct {
 	Checkpoints      int64       `json:"checkpoints"`
 	BuffersBackend   int64       `json:"buffers_backend"`
 	Autovacuums      int64       `json:"autovacuums"`
-	ServerLocal      bool        `json:"server_local"`
-	ServerCPUSeconds float64     `json:"server_cpu_s,omitempty"`
-	ServerCPUShare   float64     `json:"server_cpu_share,omitempty"` // of all its cores
-	HostCPUShare     float64     `json:"host_cpu_share,omitempty"`   // of the client machine's cores, every process counted
-	ServerCPUPerTxMs float64     `json:"server_cpu_per_tx_ms,omitempty"`
-	ClientCPUPerTxMs float64     `json:"client_cpu_per_tx_ms,omitempty"`
-	Bottleneck       string      `json:"bottleneck"`
+	// WaitGrowth is the wait event whose share of the active samples grew the most from
+	// the first to the last third of the window (nil when none grew): what a growing
+	// queue was waiting on.
+	WaitGrowth       *WaitShift `json:"wait_growth,omitempty"`
+	ServerLocal      bool       `json:"server_local"`
+	ServerCPUSeconds float64    `json:"server_cpu_s,omitempty"`
+	ServerCPUShare   float64    `json:"server_cpu_share,omitempty"` // of all its cores
+	HostCPUShare     float64    `json:"host_cpu_share,omitempty"`   // of the client machine's cores, every process counted
+	ServerCPUPerTxMs float64    `json:"server_cpu_per_tx_ms,omitempty"`
+	ClientCPUPerTxMs float64    `json:"client_cpu_per_tx_ms,omitempty"`
+	Bottleneck       string     `json:"bottleneck"`
 }
 
 // TableSize describes one of pgceiling's tables.
@@ -309,6 +404,17 @@ type Disclosure struct {
 	Warnings            []string          `json:"warnings,omitempty"`
 }
 
+// Interval is the knee's uncertainty: the rate at which a probe passes half the time,
+// estimated from every pass and fail of the sweep, with a confidence interval.
+type Interval struct {
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+	Level    float64 `json:"level"`    // e.g. 0.9
+	Midpoint float64 `json:"midpoint"` // the estimate of the 50 % pass rate
+	Method   string  `json:"method"`
+	Probes   int     `json:"probes"` // pass/fail verdicts it was fitted on
+}
+
 // Bracket is the search's interval: Lo passed, Hi failed (0 when none failed yet).
 type Bracket struct {
 	Lo float64 `json:"lo"`
@@ -329,7 +435,16 @@ type Sweep struct {
 	// CalibratedRate is the calibration's estimate of the maximum throughput the search
 	// started from (0 when it started from a given rate); a resumed search reuses it.
 	CalibratedRate float64 `json:"calibrated_rate,omitempty"`
-	Bottleneck     string  `json:"bottleneck,omitempty"` // at the knee
+	Bottleneck     string  `json:"bottleneck,omitempty"` // at BottleneckRate
+	// BottleneckRate is the probe rate Bottleneck describes: the first failing rate above
+	// the knee, else the knee's.
+	BottleneckRate float64 `json:"bottleneck_rate,omitempty"`
+	// Interval is the knee's confidence interval (nil until there are passes and fails).
+	Interval *Interval `json:"interval,omitempty"`
+	// Repeats is how many times each final edge of the bracket was probed in all.
+	Repeats int `json:"repeats,omitempty"`
+	// StartFrom names the results file whose knee started the bracket (--start-from).
+	StartFrom string `json:"start_from,omitempty"`
 }
 
 // File is one results file: one per command.
