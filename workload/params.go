@@ -112,6 +112,15 @@ type SkewResetter interface {
 	ResetSkew()
 }
 
+// CheckReporter is an optional ability: a workload whose transactions read before they
+// write (oltp's fraud check) reports what the read counted per transaction since the
+// last ResetCheckRead, so a result shows that the read cost the same at the probe's start
+// and end. Safe for concurrent use.
+type CheckReporter interface {
+	CheckRead() *result.CheckRead
+	ResetCheckRead()
+}
+
 // formatSeconds renders d as a number of seconds, which PostgreSQL reads as an interval
 // ('86400'::interval is 24:00:00), the same text a pgbench variable gives.
 func formatSeconds(d time.Duration) string {

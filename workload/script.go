@@ -129,11 +129,23 @@ func RunScript(ctx context.Context, conn *pgx.Conn, s Script, rng *rand.Rand) er
 func runScript(ctx context.Context, conn *pgx.Conn, t *txn, s Script, rng *rand.Rand) error {
 	var tx Tx
 	s.Start(&tx, rng)
+	return runTx(ctx, conn, t, s, &tx)
+}
+
+// RunTx runs the transaction whose values s.Start already drew into tx, without drawing
+// new ones: a retry of a serialization or deadlock failure sends the same transaction
+// again, as an application retries its request.
+func RunTx(ctx context.Context, conn *pgx.Conn, s Script, tx *Tx) error {
+	t := txn{setSync: s.SetSync()}
+	return runTx(ctx, conn, &t, s, tx)
+}
+
+func runTx(ctx context.Context, conn *pgx.Conn, t *txn, s Script, tx *Tx) error {
 	stmts := s.Statements()
 	return t.run(ctx, conn, s.Name(), func() error {
 		var prev Result
 		for i := 0; ; i++ {
-			st, err := s.Step(&tx, i, prev)
+			st, err := s.Step(tx, i, prev)
 			if err != nil {
 				return err
 			}
