@@ -38,6 +38,7 @@ type Run struct {
 
 	Safety  Safety
 	Observe Observe
+	Fraud   Fraud
 }
 
 // BindRun adds run's flags (all but --dsn) to fs, bound to c, with their defaults.
@@ -65,6 +66,7 @@ func BindRun(fs *pflag.FlagSet, c *Run) {
 	fs.StringVar(&c.Config, "config", "", "file of `name = value` lines setting any of these flags (flags given here win)")
 	c.Safety.Bind(fs)
 	c.Observe.Bind(fs)
+	c.Fraud.Bind(fs)
 }
 
 // Validate reports every problem with the configuration at once. workloads are the valid
@@ -104,6 +106,7 @@ func (c *Run) Validate(workloads []string) error {
 		p.Addf("--application-name must not be empty")
 	}
 	c.Observe.Check(&p)
+	c.Fraud.Check(&p)
 	return p.Err()
 }
 

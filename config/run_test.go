@@ -75,3 +75,26 @@ func TestRunConfigFile(t *testing.T) {
 		t.Errorf("run --config %s --conns 12: rate %v workload %s conns %d; want file values, flags winning", path, c.Rate, c.Workload, c.Conns)
 	}
 }
+
+func TestFraudFlags(t *testing.T) {
+	var f Fraud
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	f.Bind(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if f.Window != DefaultFraudWindow || f.Limit != DefaultFraudLimit || f.NoBackfill || f.Warning() != "" {
+		t.Errorf("defaults: %+v (warning %q)", f, f.Warning())
+	}
+	if err := fs.Parse([]string{"--fraud-limit", "0", "--fraud-window", "24h"}); err != nil {
+		t.Fatal(err)
+	}
+	var p Problems
+	f.Check(&p)
+	if p.Err() != nil {
+		t.Errorf("--fraud-limit 0 --fraud-window 24h: %v", p.Err())
+	}
+	if !strings.Contains(f.Warning(), "no steady state") {
+		t.Errorf("--fraud-limit 0: warning %q does not say it has no steady state", f.Warning())
+	}
+}

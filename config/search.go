@@ -24,6 +24,8 @@ type Search struct {
 	MaxErrorRate float64
 	P99SLO       time.Duration
 	Confirm      int
+	Repeats      int    // each final edge is probed this many times in all; 0 = the profile's
+	StartFrom    string // a results file whose knee starts the bracket (no calibration)
 	MaxProbes    int
 	NoEarlyAbort bool
 	// NoSteadyCheck judges probes by errors (and --p99-slo) only, without the not_steady
@@ -55,6 +57,7 @@ type Search struct {
 	IdleInTxTimeout  time.Duration
 	AppName          string
 	Observe          Observe
+	Fraud            Fraud
 
 	JSON   string // results file; default pgceiling-search-YYYYmmdd-HHMMSS.json
 	Resume string // continue the search recorded in this results file
@@ -69,6 +72,7 @@ type Profile struct {
 	Duration  time.Duration
 	Precision float64
 	Rows      int64
+	Repeats   int // each final edge probed this many times in all
 	Summary   string
 }
 
@@ -76,10 +80,10 @@ type Profile struct {
 // checkpoint cycle per probe, indexes larger than shared_buffers); quick is sized so the
 // embedded four-sweep main job finishes in about five minutes on two cores.
 var Profiles = []Profile{
-	{Name: "quick", Warmup: 3 * time.Second, Duration: 10 * time.Second, Precision: 0.10, Rows: 1_000_000,
-		Summary: "3 s warm-up, 10 s probes, 10 % precision, 1 M rows: a first figure in minutes"},
-	{Name: "standard", Warmup: 30 * time.Second, Duration: 7 * time.Minute, Precision: 0.05, Rows: 50_000_000,
-		Summary: "30 s warm-up, 7 min probes, 5 % precision, 50 M rows: the methodology"},
+	{Name: "quick", Warmup: 5 * time.Second, Duration: 15 * time.Second, Precision: 0.10, Rows: 1_000_000, Repeats: 2,
+		Summary: "5 s warm-up, 15 s probes, 10 % precision, edges probed twice, 1 M rows: a first figure in minutes"},
+	{Name: "standard", Warmup: 30 * time.Second, Duration: 7 * time.Minute, Precision: 0.05, Rows: 50_000_000, Repeats: 3,
+		Summary: "30 s warm-up, 7 min probes, 5 % precision, edges probed 3 times, 50 M rows: the methodology"},
 }
 
 // ProfileByName returns the named profile.
@@ -115,7 +119,9 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.Float64Var(&c.Precision, "precision", 0, "stop bisecting when (hi - lo) / lo <= this (0 < p < 1); default from the profile")
 	fs.Float64Var(&c.MaxErrorRate, "max-error-rate", 0.001, "a probe passes when (failed + rejected) / scheduled <= this")
 	fs.DurationVar(&c.P99SLO, "p99-slo", 0, "a probe passes only if its p99 latency is <= this (0 = no latency rule)")
-	fs.IntVar(&c.Confirm, "confirm", 0, "repeat the final bracket's edges this many times; the knee must pass every repeat")
+	fs.IntVar(&c.Confirm, "confirm", 0, "probe the final bracket's edges this many more times (on top of --repeats); the majority verdict counts, so the knee can move either way")
+	fs.IntVar(&c.Repeats, "repeats", 0, "probe each final edge of the bracket this many times in all; the majority verdict per rate counts and feeds the knee's interval; default from the profile")
+	fs.StringVar(&c.StartFrom, "start-from", "", "start the bracket at the knees of this earlier results file instead of calibrating")
 	fs.IntVar(&c.MaxProbes, "max-probes", 40, "most probes per sweep (retries and repeats included)")
 	fs.BoolVar(&c.NoEarlyAbort, "no-early-abort", false, "run failing probes to the end instead of stopping them once their errors exceed the budget")
 	fs.BoolVar(&c.NoSteadyCheck, "no-steady-check", false, "judge probes by errors (and --p99-slo) only, without the not_steady rule (growing queue wait); to compare with pgbench")
@@ -139,6 +145,7 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.DurationVar(&c.IdleInTxTimeout, "idle-in-tx-timeout", 10*time.Second, "idle_in_transaction_session_timeout of every session")
 	fs.StringVar(&c.AppName, "application-name", "pgceiling", "application_name of the driver's sessions (the wait-event sampler watches these)")
 	c.Observe.Bind(fs)
+	c.Fraud.Bind(fs)
 	fs.StringVar(&c.JSON, "json", "", "results file, rewritten after every probe (default pgceiling-search-YYYYmmdd-HHMMSS.json; with --resume, the resumed file)")
 	fs.StringVar(&c.Resume, "resume", "", "continue the search recorded in this results file, reusing its probes")
 	fs.StringVar(&c.Report, "report", "", "also write the report (tables, charts, HTML) into this directory")
@@ -168,6 +175,7 @@ func (c *Search) ApplyProfile(fs *pflag.FlagSet, haveDSN bool, now time.Time) er
 	set("duration", p.Duration.String())
 	set("precision", strconv.FormatFloat(p.Precision, 'g', -1, 64))
 	set("rows", strconv.FormatInt(p.Rows, 10))
+	set("repeats", strconv.Itoa(p.Repeats))
 	if c.JSON == "" {
 		c.JSON = c.Resume
 	}
@@ -228,6 +236,13 @@ func (c *Search) Validate(workloads []string) error {
 	if c.Confirm < 0 {
 		p.Addf("--confirm must be >= 0, got %d", c.Confirm)
 	}
+	if c.Repeats < 0 {
+		p.Addf("--repeats must be >= 0, got %d", c.Repeats)
+	}
+	if c.StartFrom != "" && c.StartRate > 0 {
+		p.Addf("--start-from and --start-rate both set the first rate: give one")
+	}
+	c.Fraud.Check(&p)
 	if c.MaxProbes < 1 {
 		p.Addf("--max-probes must be >= 1, got %d", c.MaxProbes)
 	}
@@ -287,6 +302,6 @@ func (c *Search) Values(fs *pflag.FlagSet) map[string]string {
 
 // String describes the search in one line, for progress output.
 func (c *Search) String() string {
-	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, max error rate %g",
-		c.Profile, c.Warmup, c.Duration, c.Precision, c.MaxErrorRate)
+	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, edges probed %d times, max error rate %g",
+		c.Profile, c.Warmup, c.Duration, c.Precision, max(c.Repeats, 1), c.MaxErrorRate)
 }

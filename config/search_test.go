@@ -36,22 +36,24 @@ func TestSearchProfiles(t *testing.T) {
 		duration  time.Duration
 		precision float64
 		rows      int64
+		repeats   int
 	}{
-		{nil, false, "quick", 3 * time.Second, 10 * time.Second, 0.10, 1_000_000},
-		{nil, true, "standard", 30 * time.Second, 7 * time.Minute, 0.05, 50_000_000},
-		{[]string{"--profile", "standard"}, false, "standard", 30 * time.Second, 7 * time.Minute, 0.05, 50_000_000},
-		{[]string{"--profile=quick", "--duration", "1m", "--precision", "0.02"}, true, "quick", 3 * time.Second, time.Minute, 0.02, 1_000_000},
-		{[]string{"--profile", "standard", "--warmup", "0s", "--rows", "5000"}, false, "standard", 0, 7 * time.Minute, 0.05, 5000},
+		{nil, false, "quick", 5 * time.Second, 15 * time.Second, 0.10, 1_000_000, 2},
+		{nil, true, "standard", 30 * time.Second, 7 * time.Minute, 0.05, 50_000_000, 3},
+		{[]string{"--profile", "standard"}, false, "standard", 30 * time.Second, 7 * time.Minute, 0.05, 50_000_000, 3},
+		{[]string{"--profile=quick", "--duration", "1m", "--precision", "0.02", "--repeats", "1"}, true, "quick", 5 * time.Second, time.Minute, 0.02, 1_000_000, 1},
+		{[]string{"--profile", "standard", "--warmup", "0s", "--rows", "5000"}, false, "standard", 0, 7 * time.Minute, 0.05, 5000, 3},
 	} {
 		c, _, err := parseSearch(t, tc.dsn, tc.args...)
 		if err != nil {
 			t.Errorf("search %v (dsn %v): %v", tc.args, tc.dsn, err)
 			continue
 		}
-		if c.Profile != tc.profile || c.Warmup != tc.warmup || c.Duration != tc.duration || c.Precision != tc.precision || c.Rows != tc.rows {
-			t.Errorf("search %v (dsn %v): profile %s warmup %v duration %v precision %v rows %d; want %s %v %v %v %d",
-				tc.args, tc.dsn, c.Profile, c.Warmup, c.Duration, c.Precision, c.Rows,
-				tc.profile, tc.warmup, tc.duration, tc.precision, tc.rows)
+		if c.Profile != tc.profile || c.Warmup != tc.warmup || c.Duration != tc.duration || c.Precision != tc.precision || c.Rows != tc.rows ||
+			c.Repeats != tc.repeats {
+			t.Errorf("search %v (dsn %v): profile %s warmup %v duration %v precision %v rows %d repeats %d; want %s %v %v %v %d %d",
+				tc.args, tc.dsn, c.Profile, c.Warmup, c.Duration, c.Precision, c.Rows, c.Repeats,
+				tc.profile, tc.warmup, tc.duration, tc.precision, tc.rows, tc.repeats)
 		}
 	}
 }
@@ -89,8 +91,8 @@ func TestSearchConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Duration != 20*time.Second || len(c.Workloads) != 1 || c.Workloads[0] != "oltp" || c.Warmup != 3*time.Second {
-		t.Errorf("config file + flags: duration %v workloads %v warmup %v; want 20s from the file, oltp from the flag, 3s from the profile",
+	if c.Duration != 20*time.Second || len(c.Workloads) != 1 || c.Workloads[0] != "oltp" || c.Warmup != 5*time.Second {
+		t.Errorf("config file + flags: duration %v workloads %v warmup %v; want 20s from the file, oltp from the flag, 5s from the profile",
 			c.Duration, c.Workloads, c.Warmup)
 	}
 }
@@ -111,6 +113,9 @@ func TestSearchValidate(t *testing.T) {
 		{[]string{"--threads", "5000"}, []string{"--threads must be between 0 (auto) and 1024"}},
 		{[]string{"--wallets", "1", "--rows", "0", "--start-rate", "-5", "--growth", "1"}, []string{"--wallets", "--rows", "--start-rate", "--growth"}},
 		{[]string{"--lock-timeout", "-1s", "--max-tries", "0", "--zipf", "-1"}, []string{"--lock-timeout", "--max-tries", "--zipf"}},
+		{[]string{"--fraud-window", "25h", "--fraud-limit", "-1", "--repeats", "-2"}, []string{"--fraud-window", "--fraud-limit", "--repeats"}},
+		{[]string{"--fraud-window", "0s"}, []string{"--fraud-window must be > 0"}},
+		{[]string{"--start-from", "old.json", "--start-rate", "500"}, []string{"--start-from and --start-rate"}},
 	} {
 		_, _, err := parseSearch(t, false, tc.args...)
 		if err == nil || !IsUsage(err) {
