@@ -2,7 +2,9 @@ package observe
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pgceiling/pgceiling/result"
@@ -191,12 +193,21 @@ func Finish(p *result.Probe) {
 	o.Bottleneck = Bottleneck(o, p)
 }
 
-// KneeBottleneck is the bottleneck line of a sweep: the line of the first probe above the
-// knee that failed on the server's account (verdict fail or not_steady, with an
-// observation), because that is where the limit shows; without one, the knee probe's own
-// line. It is prefixed with the probe's rate: "at 1150 tx/s: WAL flush: ...". Empty when
-// neither probe has an observation.
+// KneeBottleneck is SweepBottleneck's line without its rate.
+//
+// Deprecated: use SweepBottleneck, which also returns the rate for Sweep.BottleneckRate.
 func KneeBottleneck(s *result.Sweep) string {
+	line, _ := SweepBottleneck(s)
+	return line
+}
+
+// SweepBottleneck is the bottleneck line of a sweep and the probe rate it describes (for
+// Sweep.Bottleneck and Sweep.BottleneckRate): the line of the first probe above the knee
+// that failed on the server's account (verdict fail or not_steady, with an observation),
+// because that is where the limit shows; without one, the knee probe's own line. The line
+// says which it is: "above the knee, at 3,318 tx/s: WAL flush: ..." or "at the knee,
+// 3,100 tx/s: ...". Empty and 0 when neither probe has an observation.
+func SweepBottleneck(s *result.Sweep) (line string, rate float64) {
 	var above, knee *result.Probe
 	for i := range s.Probes {
 		p := &s.Probes[i]
@@ -212,16 +223,41 @@ func KneeBottleneck(s *result.Sweep) string {
 			knee = p
 		}
 	}
-	p := above
+	p, where := above, "above the knee, at %s tx/s: %s"
 	if p == nil {
-		p = knee
+		p, where = knee, "at the knee, %s tx/s: %s"
 	}
 	if p == nil {
-		return ""
+		return "", 0
 	}
-	line := p.Observation.Bottleneck
+	line = p.Observation.Bottleneck
 	if line == "" {
 		line = Bottleneck(p.Observation, p)
 	}
-	return fmt.Sprintf("at %.0f tx/s: %s", p.TargetRate, line)
+	return fmt.Sprintf(where, rateText(p.TargetRate), line), p.TargetRate
+}
+
+// rateText formats a rate in transactions per second with thousands separators: whole
+// numbers from 100 up ("3,318"), one decimal below ("12.5").
+func rateText(v float64) string {
+	dec := 0
+	if v < 100 && v != math.Trunc(v) {
+		dec = 1
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', dec, 64)
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+	}
+	for i, c := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if frac != "" {
+		b.WriteString("." + frac)
+	}
+	return b.String()
 }

@@ -86,31 +86,52 @@ func TestFinish(t *testing.T) {
 	}
 }
 
-func TestKneeBottleneck(t *testing.T) {
+func TestSweepBottleneck(t *testing.T) {
 	obs := func(line string) *result.Observation { return &result.Observation{Bottleneck: line} }
 	for _, tc := range []struct {
-		name string
-		s    result.Sweep
-		want string
+		name     string
+		s        result.Sweep
+		want     string
+		wantRate float64
 	}{
-		{"first failing probe above the knee", result.Sweep{Knee: 1000, Probes: []result.Probe{
+		{"first failing probe above the knee", result.Sweep{Knee: 3100, Probes: []result.Probe{
 			{TargetRate: 500, Verdict: result.Pass, Observation: obs("a")},
-			{TargetRate: 2000, Verdict: result.Fail, Observation: obs("b")},
-			{TargetRate: 1000, Verdict: result.Pass, Observation: obs("knee")},
-			{TargetRate: 1500, Verdict: result.NotSteady, Observation: obs("WAL flush")},
-			{TargetRate: 1250, Verdict: result.DriverLimited, Observation: obs("client")},
-		}}, "at 1500 tx/s: WAL flush"},
+			{TargetRate: 4000, Verdict: result.Fail, Observation: obs("b")},
+			{TargetRate: 3100, Verdict: result.Pass, Observation: obs("knee")},
+			{TargetRate: 3318, Verdict: result.NotSteady, Observation: obs("WAL flush")},
+			{TargetRate: 3200, Verdict: result.DriverLimited, Observation: obs("client")},
+		}}, "above the knee, at 3,318 tx/s: WAL flush", 3318},
 		{"no failing probe: the knee's", result.Sweep{Knee: 1000, Probes: []result.Probe{
 			{TargetRate: 1000, Verdict: result.Pass, Observation: obs("knee")},
 			{TargetRate: 1200, Verdict: result.Fault},
-		}}, "at 1000 tx/s: knee"},
+		}}, "at the knee, 1,000 tx/s: knee", 1000},
+		{"failing probe without an observation: the knee's", result.Sweep{Knee: 1000, Probes: []result.Probe{
+			{TargetRate: 1000, Verdict: result.Pass, Observation: obs("knee")},
+			{TargetRate: 1100, Verdict: result.Fail},
+		}}, "at the knee, 1,000 tx/s: knee", 1000},
 		{"line derived when missing", result.Sweep{Knee: 10, Probes: []result.Probe{
 			{TargetRate: 10, Verdict: result.Pass, Observation: &result.Observation{Waits: waits("CPU", 100)}},
-		}}, "at 10 tx/s: backend CPU: CPU 100 % of active samples"},
-		{"nothing observed", result.Sweep{Knee: 10, Probes: []result.Probe{{TargetRate: 10, Verdict: result.Pass}}}, ""},
+		}}, "at the knee, 10 tx/s: backend CPU: CPU 100 % of active samples", 10},
+		{"fractional low rate", result.Sweep{Knee: 12.5, Probes: []result.Probe{
+			{TargetRate: 12.5, Verdict: result.Pass, Observation: obs("x")},
+		}}, "at the knee, 12.5 tx/s: x", 12.5},
+		{"nothing observed", result.Sweep{Knee: 10, Probes: []result.Probe{{TargetRate: 10, Verdict: result.Pass}}}, "", 0},
 	} {
-		if got := KneeBottleneck(&tc.s); got != tc.want {
-			t.Errorf("%s: KneeBottleneck = %q, want %q", tc.name, got, tc.want)
+		got, rate := SweepBottleneck(&tc.s)
+		if got != tc.want || rate != tc.wantRate {
+			t.Errorf("%s: SweepBottleneck = %q, %g; want %q, %g", tc.name, got, rate, tc.want, tc.wantRate)
+		}
+		if line := KneeBottleneck(&tc.s); line != tc.want {
+			t.Errorf("%s: KneeBottleneck = %q, want %q", tc.name, line, tc.want)
+		}
+	}
+}
+
+func TestRateText(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 12.5: "12.5", 99: "99", 100: "100", 999.6: "1,000",
+		3318: "3,318", 1234567: "1,234,567"} {
+		if got := rateText(v); got != want {
+			t.Errorf("rateText(%g) = %q, want %q", v, got, want)
 		}
 	}
 }

@@ -58,6 +58,7 @@ type Sampler struct {
 	began   time.Time
 	// owned by the sampling goroutine until done is closed
 	counts  map[string]int64
+	spans   timeBuckets // the same samples by when they were taken, for WaitGrowth
 	ticks   int64
 	loopErr error
 }
@@ -170,6 +171,7 @@ func (s *Sampler) Start(ctx context.Context) error {
 	}
 	s.start, s.began = snap, time.Now()
 	s.counts, s.ticks, s.loopErr = map[string]int64{}, 0, nil
+	s.spans = newTimeBuckets(s.opt.Interval)
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	s.running = true
 	go s.loop(ctx)
@@ -210,13 +212,16 @@ func (s *Sampler) sample(ctx context.Context) error {
 		return fmt.Errorf("observer: sample pg_stat_activity: %w", err)
 	}
 	defer rows.Close()
+	at := time.Since(s.began)
 	for rows.Next() {
 		var typ, ev string
 		var n int64
 		if err := rows.Scan(&typ, &ev, &n); err != nil {
 			return fmt.Errorf("observer: sample pg_stat_activity: %w", err)
 		}
-		s.counts[eventName(typ, ev)] += n
+		name := eventName(typ, ev)
+		s.counts[name] += n
+		s.spans.add(at, name, n)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("observer: sample pg_stat_activity: %w", err)
@@ -258,6 +263,7 @@ func (s *Sampler) Stop(ctx context.Context, committed int64) (*result.Observatio
 		Waits:            shares(s.counts),
 		ServerLocal:      s.postmaster != 0,
 		Ticks:            s.ticks,
+		WaitGrowth:       s.spans.growth(elapsed),
 	}
 	for _, w := range o.Waits {
 		o.Samples += w.Samples

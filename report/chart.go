@@ -242,7 +242,7 @@ func byRate(s *result.Sweep) []*result.Probe {
 }
 
 // achievedChart: achieved against offered rate, the y=x diagonal, failures crossed, the
-// knee ringed; every sweep of the workload (sync on and off) on one plot.
+// knee ringed (with its interval as a horizontal error bar when it has one); every sweep of the workload (sync on and off) on one plot.
 func achievedChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 	p := newPlot(workload+": achieved vs offered rate", "offered rate (tx/s)", "achieved rate (tx/s)")
 	p.X.Tick.Marker, p.Y.Tick.Marker = rateTicks{}, rateTicks{}
@@ -286,8 +286,18 @@ func achievedChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 			p.Add(sc)
 		}
 		if k := kneeProbe(s); k != nil {
-			if err := markKnee(p, plotter.XY{X: k.TargetRate, Y: k.AchievedRate}, col,
-				fmt.Sprintf("knee sync=%s: %s tx/s", s.SyncCommit, rate(s.Knee))); err != nil {
+			at := plotter.XY{X: k.TargetRate, Y: k.AchievedRate}
+			if iv := s.Interval; iv != nil && iv.Hi >= iv.Lo {
+				// The knee's interval as a horizontal error bar through the knee.
+				bar, err := plotter.NewXErrorBars(kneeBar{at: at, lo: iv.Lo, hi: iv.Hi})
+				if err != nil {
+					return Chart{}, fmt.Errorf("chart achieved %s: %w", workload, err)
+				}
+				bar.Color, bar.Width, bar.CapWidth = col, vg.Points(2), vg.Points(8)
+				p.Add(bar)
+				maxRate = max(maxRate, iv.Hi)
+			}
+			if err := markKnee(p, at, col, fmt.Sprintf("knee sync=%s: %s", s.SyncCommit, kneeWithInterval(s, " tx/s"))); err != nil {
 				return Chart{}, fmt.Errorf("chart achieved %s: %w", workload, err)
 			}
 		}
@@ -296,6 +306,16 @@ func achievedChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 	p.X.Max, p.Y.Max = math.Max(maxRate, 1)*1.05, math.Max(maxRate, 1)*1.05
 	return Chart{Name: slug("achieved", workload), Title: p.Title.Text, Panels: [][]*plot.Plot{{p}}, Width: chartWidth, Height: chartHeight}, nil
 }
+
+// kneeBar is one knee with its interval, for plotter.NewXErrorBars.
+type kneeBar struct {
+	at     plotter.XY
+	lo, hi float64
+}
+
+func (b kneeBar) Len() int                      { return 1 }
+func (b kneeBar) XY(int) (float64, float64)     { return b.at.X, b.at.Y }
+func (b kneeBar) XError(int) (float64, float64) { return max(0, b.at.X-b.lo), max(0, b.hi-b.at.X) }
 
 // addLinePoints adds a line with point glyphs in one colour, with a legend entry.
 func addLinePoints(p *plot.Plot, xys plotter.XYs, col color.Color, legend string, dashes []vg.Length) error {

@@ -57,6 +57,19 @@ func TestCSVShape(t *testing.T) {
 	if knees != len(f.Sweeps) {
 		t.Errorf("WriteCSV(search.json): %d rows marked knee, want one per sweep (%d)", knees, len(f.Sweeps))
 	}
+	// Every sweep of the fixture has an interval; one probe was cut by its trend.
+	trend := 0
+	for i, r := range rows[1:] {
+		if r[col["knee_lo_txs"]] == "" || r[col["knee_hi_txs"]] == "" || r[col["interval_level"]] != "0.9" {
+			t.Errorf("row %d: knee interval %q-%q at %q, want the sweep's interval", i+1, r[col["knee_lo_txs"]], r[col["knee_hi_txs"]], r[col["interval_level"]])
+		}
+		if r[col["cut_by"]] == "trend" {
+			trend++
+		}
+	}
+	if trend != 1 {
+		t.Errorf("WriteCSV(search.json): %d rows cut by trend, want 1", trend)
+	}
 }
 
 func TestMarkdownTablesWellFormed(t *testing.T) {

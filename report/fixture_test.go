@@ -123,7 +123,15 @@ func fixtureProbe(rng *rand.Rand, workload, sync string, target, capacity float6
 	// queued ones during the drain).
 	p.Committed = p.Scheduled - p.Failed.Total() - p.Rejected
 	p.MeasuredS = float64(measured)
-	p.AchievedRate = math.Round(float64(p.Committed)/p.MeasuredS*10) / 10
+	// What was still queued when the window closed committed in the drain.
+	p.DrainCommitted = min(int64(queue), p.Committed)
+	for _, sec := range p.Series[warmup:] {
+		p.CommittedInWindow += sec.Committed // whichever second's arrival it was
+	}
+	p.AchievedRate = math.Round(float64(p.CommittedInWindow)/p.MeasuredS*10) / 10
+	if p.CutShort {
+		p.CutBy = result.CutByErrors
+	}
 	var m result.Second // the measured seconds' mean p50 and p99
 	for _, sec := range p.Series[warmup:] {
 		m.P50Ms += sec.P50Ms / p.MeasuredS
@@ -152,11 +160,53 @@ func fixtureProbe(rng *rand.Rand, workload, sync string, target, capacity float6
 	}
 	p.Skew = result.Skew{Exponent: 1, Keys: 10000, Picks: total, HottestShare: 0.1021, Top1PctShare: 0.5484}
 	p.ClientCPUSeconds = r2(float64(p.Committed) * 0.00011)
+	for _, sec := range p.Series[warmup:] {
+		p.SchedLagP99Ms = math.Max(p.SchedLagP99Ms, sec.SchedLagMs)
+	}
+	p.Steady = fixtureSteady(p.Series[warmup:], p.PoolWaitMs)
+	p.Restore = &result.Restore{Seconds: r2(0.4 + float64(total)/20000), TransactionsRows: total,
+		VacuumedRelations: []string{"transactions", "audit_log"}}
+	if workload != "insert" {
+		p.Restore.AuditRows = total
+	}
+	if workload == "transfer" {
+		p.Restore.WalletsRestored = min(total*2, 10000)
+		p.Restore.VacuumedRelations = append(p.Restore.VacuumedRelations, "wallets")
+	}
+	if workload == "oltp" {
+		// A bounded fraud check over a back-filled minute: it reads as much at the end of
+		// the probe as at its start.
+		p.FraudCheck = &result.CheckRead{Checks: total, WindowS: 60, Limit: 100, P50: 20, P99: 31, Mean: 20.4, Max: 44,
+			FirstP50: 20, LastP50: 20}
+		p.Backfill = &result.Backfill{Rows: int64(target * 60), Seconds: r2(target * 60 / 40000), WindowS: 60,
+			Anchor: start, Rate: target}
+	}
 	p.Observation = fixtureObservation(workload, sync, load, p.Committed, p.MeasuredS)
 	return p
 }
 
 func r2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// fixtureSteady reads the trend of the measured seconds' queue wait p99 as the
+// steady-state rule would: a slope from the first to the last second with an interval
+// around it, projected one probe length ahead from the interval's low end.
+func fixtureSteady(measured []result.Second, limitMs float64) *result.Steady {
+	n := len(measured)
+	st := &result.Steady{Series: "queue_wait_p99", Seconds: n, Confidence: 0.95, LimitMs: limitMs, Verdict: "steady"}
+	if n < 2 {
+		st.Verdict = "too_short"
+		return st
+	}
+	first, last := measured[0].QueueWaitP99Ms, measured[n-1].QueueWaitP99Ms
+	st.LevelMs = r2((first + last) / 2)
+	st.SlopeMsPerS = r2((last - first) / float64(n-1))
+	st.SlopeLo, st.SlopeHi = r2(st.SlopeMsPerS-math.Abs(st.SlopeMsPerS)*0.3-0.05), r2(st.SlopeMsPerS+math.Abs(st.SlopeMsPerS)*0.3+0.05)
+	st.ProjectedMs = r2(math.Max(0, last+st.SlopeLo*float64(n)))
+	if st.SlopeLo > 0 && st.ProjectedMs > limitMs {
+		st.Verdict = "growing"
+	}
+	return st
+}
 
 // fixtureObservation invents the wait profile a server shows at a given load.
 func fixtureObservation(workload, sync string, load float64, committed int64, secs float64) *result.Observation {
@@ -222,6 +272,12 @@ func fixtureSweep(rng *rand.Rand, workload, sync string, capacity float64, start
 			p.Verdict = result.Fail
 			p.Reason = fmt.Sprintf("error rate %.2f %% > 0.10 %%", p.ErrorRate()*100)
 		}
+		if st := p.Steady; p.Verdict == result.Pass && st.Verdict == "growing" {
+			// The simulated trend is noise the rule would not decide on: its interval
+			// reaches zero, so nothing is projected beyond the last second.
+			st.SlopeLo = min(st.SlopeLo, 0)
+			st.ProjectedMs, st.Verdict = r2(p.Series[len(p.Series)-1].QueueWaitP99Ms), "steady"
+		}
 		s.ProbeMinutes += (p.WarmupS + p.MeasuredS) / 60
 		s.Probes = append(s.Probes, p)
 		return p.Verdict == result.Pass
@@ -245,9 +301,13 @@ func fixtureSweep(rng *rand.Rand, workload, sync string, capacity float64, start
 	s.Knee, s.Bracket, s.Converged = lo, result.Bracket{Lo: lo, Hi: hi}, true
 	s.Stop = fmt.Sprintf("converged: (hi-lo)/lo = %.1f %% <= 5 %%", (hi-lo)/lo*100)
 	s.ProbeMinutes = r2(s.ProbeMinutes)
+	s.Interval = &result.Interval{Lo: math.Round(lo * 0.96), Hi: math.Round((lo + hi) / 2 * 1.01), Level: 0.9,
+		Midpoint: math.Round((lo + hi) / 2), Method: "logistic fit", Probes: len(s.Probes)}
+	s.Repeats = 2
+	// The bottleneck as the search records it: the first failing probe above the knee.
 	for _, p := range s.Probes {
-		if p.TargetRate == lo && p.Verdict == result.Pass {
-			s.Bottleneck = p.Observation.Bottleneck
+		if p.Verdict == result.Fail && p.TargetRate > lo && (s.BottleneckRate == 0 || p.TargetRate < s.BottleneckRate) {
+			s.Bottleneck, s.BottleneckRate = p.Observation.Bottleneck, p.TargetRate
 		}
 	}
 	return s
@@ -270,6 +330,24 @@ func fixtureSearch() *result.File {
 		sw := fixtureSweep(rng, c.w, c.s, c.cap, at)
 		at = at.Add(time.Duration(sw.ProbeMinutes * float64(time.Minute)))
 		f.Sweeps = append(f.Sweeps, sw)
+	}
+	// oltp sync=off as a newer search writes it: the line names its rate itself.
+	off := &f.Sweeps[1]
+	off.Bottleneck = fmt.Sprintf("above the knee, at %s tx/s: %s", rate(off.BottleneckRate), off.Bottleneck)
+	off.StartFrom = "results/oltp-previous.json"
+	// transfer sync=on: the first rate above the knee failed by its trend, not its errors.
+	tr := &f.Sweeps[2]
+	for i := range tr.Probes {
+		p := &tr.Probes[i]
+		if p.TargetRate != tr.BottleneckRate {
+			continue
+		}
+		p.Verdict, p.CutBy = result.NotSteady, result.CutByTrend
+		p.Steady = &result.Steady{Series: "queue_wait_p99", Seconds: 9, LevelMs: 310, SlopeMsPerS: 82.4, SlopeLo: 51.2,
+			SlopeHi: 114.9, Confidence: 0.95, ProjectedMs: 1480, LimitMs: 1000, Verdict: "growing"}
+		p.CutReason = "queue wait p99 grows +82.4 ms/s (51.2-114.9): 1,480 ms projected > 1,000 ms pool wait"
+		p.Reason = "not steady: " + p.CutReason
+		p.Observation.WaitGrowth = &result.WaitShift{Event: "Lock:transactionid", FirstShare: 0.12, LastShare: 0.41}
 	}
 	f.FinishedAt = at
 	return f
@@ -304,6 +382,11 @@ func fixtureFsyncOff() *result.File {
 		if p.TargetRate >= 6400 { // the client could not keep up either
 			p.DriverLimited, p.DriverLimitReason = true, "scheduler lag 45 ms behind intended arrivals"
 		}
+	}
+	// As an older search wrote it: no interval, the knee probe's bottleneck line.
+	sw.Interval, sw.Repeats, sw.BottleneckRate = nil, 0, 0
+	if k := kneeProbe(&sw); k != nil {
+		sw.Bottleneck = k.Observation.Bottleneck
 	}
 	f.Sweeps = []result.Sweep{sw}
 	f.FinishedAt = fixtureStart.Add(10 * time.Minute)

@@ -112,3 +112,41 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// interval formats a knee's interval as "2,950-3,190, 90 %".
+func interval(iv *result.Interval) string {
+	return rate(iv.Lo) + "-" + rate(iv.Hi) + ", " + num(iv.Level*100, 0) + " %"
+}
+
+// kneeWithInterval formats a sweep's knee, with its interval when it has one:
+// "3,080 tx/s (2,950-3,190, 90 %)"; unit (" tx/s" or "") follows the rate.
+func kneeWithInterval(s *result.Sweep, unit string) string {
+	k := rate(s.Knee) + unit
+	if s.Interval != nil {
+		k += " (" + interval(s.Interval) + ")"
+	}
+	return k
+}
+
+// slope formats a steady-state slope with its confidence interval: "+2.10 ms/s
+// (1.40-2.90)", or "(-0.30 to 0.50)" when the interval reaches below zero.
+func slope(st *result.Steady) string {
+	signed := func(v float64) string {
+		if v < 0 {
+			return "-" + ms(-v)
+		}
+		return ms(v)
+	}
+	sep := "-"
+	if st.SlopeLo < 0 || st.SlopeHi < 0 {
+		sep = " to "
+	}
+	s := signed(st.SlopeMsPerS)
+	if st.SlopeMsPerS > 0 {
+		s = "+" + s
+	}
+	return fmt.Sprintf("%s ms/s (%s%s%s)", s, signed(st.SlopeLo), sep, signed(st.SlopeHi))
+}
+
+// secs formats a duration in seconds with one decimal.
+func secs(v float64) string { return num(v, 1) + " s" }

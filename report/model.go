@@ -16,6 +16,7 @@ type table struct {
 	Rows   [][]string
 	Notes  []string // lines printed after the table
 	Wrap   bool     // long cells may wrap in a terminal
+	WrapAt int      // with Wrap, the widest a cell gets before its words wrap (0: textColumnMax)
 }
 
 // model is what a report says, independent of the format it is written in.
@@ -192,6 +193,10 @@ func buildModel(f *result.File) model {
 	return m
 }
 
+// runValueMax is the widest a value of a run's figure table gets in a terminal, so the
+// table stays within about 100 columns.
+const runValueMax = 76
+
 // runTables describes one probe of a run: its books, then its latency.
 func runTables(p *result.Probe) []table {
 	kv := table{Title: fmt.Sprintf("Probe: %s sync=%s at %s tx/s", p.Workload, p.SyncCommit, rate(p.TargetRate)),
@@ -204,7 +209,7 @@ func runTables(p *result.Probe) []table {
 	add("failed", fmt.Sprintf("%s (%s)", count(p.Failed.Total()), classes(p.Failed)))
 	add("rejected (pool_timeout)", count(p.Rejected))
 	add("error rate", pct(p.ErrorRate()))
-	add("achieved", rate(p.AchievedRate)+" tx/s")
+	add("achieved", fmt.Sprintf("%s tx/s (%s committed in the window, %s more in the drain)", rate(p.AchievedRate), count(p.CommittedInWindow), count(p.DrainCommitted)))
 	if p.Retries > 0 {
 		add("retries", count(p.Retries))
 	}
@@ -248,6 +253,35 @@ func runTables(p *result.Probe) []table {
 		}
 	}
 	add("cut short", cut)
+	if p.CutBy != "" {
+		add("cut by", p.CutBy)
+	}
+	if p.SchedLagP99Ms > 0 {
+		add("scheduler lag p99", ms(p.SchedLagP99Ms)+" ms")
+	}
+	if c := p.FraudCheck; c != nil {
+		lim := "unbounded"
+		if c.Limit > 0 {
+			lim = "at most " + count(c.Limit)
+		}
+		add("fraud check rows", fmt.Sprintf("p50 %s, p99 %s, max %s; p50 first / last third %s / %s (%s checks over %s s back, %s)",
+			num(c.P50, 0), num(c.P99, 0), num(c.Max, 0), num(c.FirstP50, 0), num(c.LastP50, 0), count(c.Checks), num(c.WindowS, 0), lim))
+	}
+	if b := p.Backfill; b != nil {
+		add("back-fill", fmt.Sprintf("%s rows in %s (%s s of history at %s tx/s)", count(b.Rows), secs(b.Seconds), num(b.WindowS, 0), rate(b.Rate)))
+	}
+	if r := p.Restore; r != nil {
+		add("restore", fmt.Sprintf("%s (%s transactions, %s audit rows deleted, %s wallets restored)", secs(r.Seconds),
+			count(r.TransactionsRows), count(r.AuditRows), count(r.WalletsRestored)))
+	}
+	if st := p.Steady; st != nil {
+		add("steady rule", fmt.Sprintf("%s over %d s: level %s ms, slope %s, projected %s of %s ms: %s", orDash(st.Series), st.Seconds,
+			ms(st.LevelMs), slope(st), ms(st.ProjectedMs), ms(st.LimitMs), orDash(st.Verdict)))
+	}
+	if o := p.Observation; o != nil && o.WaitGrowth != nil {
+		g := o.WaitGrowth
+		add("wait that grew", fmt.Sprintf("%s: %s of active samples in the first third, %s in the last", g.Event, pct(g.FirstShare), pct(g.LastShare)))
+	}
 	if p.Skew.Keys > 0 {
 		dist := "uniform"
 		if p.Skew.Exponent > 0 {
@@ -268,6 +302,7 @@ func runTables(p *result.Probe) []table {
 	if p.Error != "" {
 		add("probe error", p.Error)
 	}
+	kv.Wrap, kv.WrapAt = true, runValueMax
 	lat := table{Title: "Latency (ms)", Header: []string{"", "p50", "p90", "p99", "p99.9", "max", "mean"}}
 	for _, l := range []struct {
 		name string
@@ -281,12 +316,12 @@ func runTables(p *result.Probe) []table {
 // sweepsTable puts the sweeps side by side, with the sync off/on knee ratios as notes.
 func sweepsTable(f *result.File) table {
 	t := table{Title: "Sweeps", Header: []string{"workload", "sync_commit", "knee tx/s", "bracket tx/s",
-		"achieved at knee", "p50 ms", "p99 ms", "errors at first failing rate", "probes", "probe-min", "bottleneck at knee"}}
+		"achieved at knee", "p50 ms", "p99 ms", "errors at first failing rate", "probes", "probe-min", "bottleneck"}}
 	for i := range f.Sweeps {
 		s := &f.Sweeps[i]
 		knee, bracket := "none passed", "-"
 		if s.Knee > 0 {
-			knee = rate(s.Knee)
+			knee = kneeWithInterval(s, "")
 			if !s.Converged {
 				knee += " (not converged)"
 			}
@@ -311,26 +346,72 @@ func sweepsTable(f *result.File) table {
 				errs += " [" + ff.Verdict + "]"
 			}
 		}
-		bn := s.Bottleneck
-		if bn == "" {
-			if k := kneeProbe(s); k != nil && k.Observation != nil {
-				bn = k.Observation.Bottleneck
-			}
-		}
 		t.Rows = append(t.Rows, []string{s.Workload, s.SyncCommit, knee, bracket, ach, p50, p99, errs,
-			fmt.Sprint(len(s.Probes)), num(s.ProbeMinutes, 1), orDash(bn)})
+			fmt.Sprint(len(s.Probes)), num(s.ProbeMinutes, 1), orDash(bottleneckCell(s))})
 	}
-	t.Notes = kneeRatios(f)
+	for i := range f.Sweeps {
+		t.Notes = append(t.Notes, kneeNotes(&f.Sweeps[i])...)
+	}
+	t.Notes = append(t.Notes, kneeRatios(f)...)
 	t.Wrap = true
 	return t
 }
 
-// kneeRatios says, per workload swept under both settings, how much sync off buys.
+// bottleneckCell is a sweep's bottleneck line, naming the probe rate it describes: the
+// line as the search wrote it when it names its rate already ("above the knee, at 3,318
+// tx/s: ..."), else prefixed with Sweep.BottleneckRate; a file without a sweep line gets
+// the knee probe's.
+func bottleneckCell(s *result.Sweep) string {
+	bn, at := s.Bottleneck, s.BottleneckRate
+	if bn == "" {
+		k := kneeProbe(s)
+		if k == nil || k.Observation == nil || k.Observation.Bottleneck == "" {
+			return ""
+		}
+		bn, at = k.Observation.Bottleneck, k.TargetRate
+	}
+	if at <= 0 || strings.HasPrefix(bn, "at ") || strings.HasPrefix(bn, "above the knee") {
+		return bn
+	}
+	if at > s.Knee {
+		return fmt.Sprintf("above the knee, at %s tx/s: %s", rate(at), bn)
+	}
+	return fmt.Sprintf("at the knee, %s tx/s: %s", rate(at), bn)
+}
+
+// kneeNotes says how a sweep's knee interval was made and where its bracket started; none
+// for a knee without an interval.
+func kneeNotes(s *result.Sweep) []string {
+	var notes []string
+	if iv := s.Interval; iv != nil && s.Knee > 0 {
+		n := fmt.Sprintf("%s: knee %s", sweepName(s), kneeWithInterval(s, " tx/s"))
+		fit := orDash(iv.Method)
+		if iv.Probes > 0 {
+			fit += fmt.Sprintf(" of %d verdicts", iv.Probes)
+		}
+		if iv.Midpoint > 0 {
+			fit += ", 50 % pass at " + rate(iv.Midpoint) + " tx/s"
+		}
+		n += "; " + fit
+		if s.Repeats > 0 {
+			n += fmt.Sprintf("; bracket edges probed %d times each", s.Repeats)
+		}
+		notes = append(notes, n)
+	}
+	if s.StartFrom != "" {
+		notes = append(notes, fmt.Sprintf("%s: bracket started from the knee in %s", sweepName(s), s.StartFrom))
+	}
+	return notes
+}
+
+// kneeRatios says, per workload swept under both settings, how much sync off buys; with
+// both knees' intervals, as a range from the least to the most it could be.
 func kneeRatios(f *result.File) []string {
-	type pair struct{ on, off float64 }
+	type pair struct{ on, off *result.Sweep }
 	knees := map[string]*pair{}
 	var order []string
-	for _, s := range f.Sweeps {
+	for i := range f.Sweeps {
+		s := &f.Sweeps[i]
 		p := knees[s.Workload]
 		if p == nil {
 			p = &pair{}
@@ -339,25 +420,33 @@ func kneeRatios(f *result.File) []string {
 		}
 		switch s.SyncCommit {
 		case "on":
-			p.on = s.Knee
+			p.on = s
 		case "off":
-			p.off = s.Knee
+			p.off = s
 		}
 	}
 	sort.Strings(order)
 	var notes []string
 	for _, w := range order {
 		p := knees[w]
-		if p.on > 0 && p.off > 0 {
-			notes = append(notes, fmt.Sprintf("%s: synchronous_commit off/on knee ratio %sx (%s vs %s tx/s)", w, num(p.off/p.on, 2), rate(p.off), rate(p.on)))
+		if p.on == nil || p.off == nil || p.on.Knee <= 0 || p.off.Knee <= 0 {
+			continue
 		}
+		ratio := num(p.off.Knee/p.on.Knee, 2) + "x"
+		on, off := p.on.Interval, p.off.Interval
+		if on != nil && off != nil && on.Lo > 0 && on.Hi > 0 {
+			ratio += fmt.Sprintf(" (%s-%s)", num(off.Lo/on.Hi, 2), num(off.Hi/on.Lo, 2))
+		}
+		notes = append(notes, fmt.Sprintf("%s: synchronous_commit off/on knee ratio %s, %s vs %s tx/s", w, ratio, rate(p.off.Knee), rate(p.on.Knee)))
 	}
 	return notes
 }
 
-// probesTable lists every probe of a sweep in the order it ran.
+// probesTable lists every probe of a sweep in the order it ran; what does not fit a
+// column (the fraud check's reads, back-fill, restore, the steady rule, the wait that
+// grew) follows the table, one line per probe.
 func probesTable(s *result.Sweep) table {
-	t := table{Title: "Probes: " + sweepName(s), Header: []string{"#", "rate tx/s", "verdict", "achieved tx/s", "error %", "p99 ms", "cut short", "reason"}}
+	t := table{Title: "Probes: " + sweepName(s), Header: []string{"#", "rate tx/s", "verdict", "achieved", "drain", "error %", "p99 ms", "cut by", "reason"}}
 	for i := range s.Probes {
 		p := &s.Probes[i]
 		v := orDash(p.Verdict)
@@ -372,10 +461,58 @@ func probesTable(s *result.Sweep) table {
 			reason = p.CutReason
 		}
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), rate(p.TargetRate), v, rate(p.AchievedRate),
-			pct(p.ErrorRate()), ms(p.Latency.P99), yesNo(p.CutShort), orDash(reason)})
+			count(p.DrainCommitted), pct(p.ErrorRate()), ms(p.Latency.P99), cutBy(p), orDash(reason)})
+		if d := probeDetails(p); len(d) > 0 {
+			t.Notes = append(t.Notes, fmt.Sprintf("#%d %s tx/s: %s", i+1, rate(p.TargetRate), strings.Join(d, "; ")))
+		}
 	}
 	if s.Stop != "" {
 		t.Notes = append(t.Notes, "search stopped: "+s.Stop)
 	}
+	t.Wrap = true // a long reason wraps rather than widening the table
 	return t
+}
+
+// cutBy says what stopped a probe early: errors, trend or server; "yes" for a probe cut
+// short by a search that did not say why; "no".
+func cutBy(p *result.Probe) string {
+	switch {
+	case p.CutBy != "":
+		return p.CutBy
+	case p.CutShort:
+		return "yes"
+	}
+	return "no"
+}
+
+// probeDetails are a probe's figures beyond its books, each a short phrase: what the
+// fraud check read, the back-fill and restore before it, the steady rule's reading and
+// the wait event that grew.
+func probeDetails(p *result.Probe) []string {
+	var d []string
+	if c := p.FraudCheck; c != nil {
+		d = append(d, fmt.Sprintf("fraud check rows p50 %s (first / last third %s / %s), p99 %s",
+			num(c.P50, 0), num(c.FirstP50, 0), num(c.LastP50, 0), num(c.P99, 0)))
+	}
+	if b := p.Backfill; b != nil {
+		d = append(d, fmt.Sprintf("back-fill %s rows in %s", count(b.Rows), secs(b.Seconds)))
+	}
+	if r := p.Restore; r != nil {
+		d = append(d, "restore "+secs(r.Seconds))
+	}
+	if st := p.Steady; st != nil {
+		switch {
+		case st.Verdict == "too_short":
+			d = append(d, fmt.Sprintf("%s: too few seconds (%d) to judge a trend", orDash(st.Series), st.Seconds))
+		case st.Verdict == "growing" && st.LimitMs > 0:
+			d = append(d, fmt.Sprintf("%s %s: growing, %s ms projected > %s ms", orDash(st.Series), slope(st), ms(st.ProjectedMs), ms(st.LimitMs)))
+		default:
+			d = append(d, fmt.Sprintf("%s %s: %s", orDash(st.Series), slope(st), orDash(st.Verdict)))
+		}
+	}
+	if o := p.Observation; o != nil && o.WaitGrowth != nil {
+		g := o.WaitGrowth
+		d = append(d, fmt.Sprintf("wait that grew: %s %s to %s of active samples", g.Event, pct(g.FirstShare), pct(g.LastShare)))
+	}
+	return d
 }

@@ -14,8 +14,9 @@ import (
 )
 
 // WriteText writes the summary the commands print: for a run, the probe's books and
-// latency; for a search, the sweeps side by side, the sync off/on ratios and a table per
-// sweep of its probes. Warnings come first and last.
+// latency; for a search, the sweeps side by side with their knees' intervals, the sync
+// off/on ratios (as ranges when both knees have intervals) and a table per sweep of its
+// probes, each probe's further figures under it. Warnings come first and last.
 func WriteText(w io.Writer, f *result.File) error {
 	m := buildModel(f)
 	bw := bufio.NewWriter(w)
@@ -24,7 +25,7 @@ func WriteText(w io.Writer, f *result.File) error {
 	for _, l := range m.Meta {
 		fmt.Fprintln(bw, "  "+l)
 	}
-	for _, l := range wrapParts(m.Disclosure, " · ", 100) {
+	for _, l := range wrapParts(m.Disclosure, " · ", textWidth) {
 		fmt.Fprintln(bw, "  "+l)
 	}
 	for _, p := range m.Problems {
@@ -40,7 +41,11 @@ func WriteText(w io.Writer, f *result.File) error {
 			tablewriter.WithRowAutoWrap(tw.WrapNone),
 		}
 		if t.Wrap {
-			opts = append(opts, tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(textColumnMax))
+			width := textColumnMax
+			if t.WrapAt > 0 {
+				width = t.WrapAt
+			}
+			opts = append(opts, tablewriter.WithRowAutoWrap(tw.WrapNormal), tablewriter.WithRowMaxWidth(width))
 		}
 		opts = append(opts, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft, PerColumn: numericRight(t)}))
 		tbl := tablewriter.NewTable(bw, opts...)
@@ -54,7 +59,9 @@ func WriteText(w io.Writer, f *result.File) error {
 			return fmt.Errorf("text report: %w", err)
 		}
 		for _, n := range t.Notes {
-			fmt.Fprintln(bw, n)
+			for _, l := range noteLines(n, textWidth) {
+				fmt.Fprintln(bw, l)
+			}
 		}
 	}
 	if len(m.Warnings) > 0 {
@@ -105,6 +112,24 @@ func anySlice(s []string) []any {
 		out[i] = v
 	}
 	return out
+}
+
+// textWidth is the width the text report's lines (other than tables) are kept to.
+const textWidth = 100
+
+// noteLines breaks a note at its "; " into lines of at most width characters, each
+// continuation indented, so the details under a table do not run off a terminal.
+func noteLines(n string, width int) []string {
+	const indent = "    "
+	var lines []string
+	for i, l := range wrapParts(n, "; ", width-len(indent)) {
+		if i > 0 {
+			lines[i-1] += ";"
+			l = indent + l
+		}
+		lines = append(lines, l)
+	}
+	return lines
 }
 
 // textColumnMax is the widest a text table's cell gets before its words wrap, so the

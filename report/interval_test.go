@@ -1,0 +1,88 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+func TestKneeWithInterval(t *testing.T) {
+	s := &result.Sweep{Knee: 3080, Interval: &result.Interval{Lo: 2950, Hi: 3190, Level: 0.9}}
+	if got, want := kneeWithInterval(s, " tx/s"), "3,080 tx/s (2,950-3,190, 90 %)"; got != want {
+		t.Errorf("kneeWithInterval(%+v) = %q, want %q", s, got, want)
+	}
+	s.Interval = nil // no interval: the knee as it was, nothing invented
+	if got, want := kneeWithInterval(s, " tx/s"), "3,080 tx/s"; got != want {
+		t.Errorf("kneeWithInterval without an interval = %q, want %q", got, want)
+	}
+}
+
+func TestKneeRatioRange(t *testing.T) {
+	iv := func(lo, hi float64) *result.Interval { return &result.Interval{Lo: lo, Hi: hi, Level: 0.9} }
+	f := &result.File{Sweeps: []result.Sweep{
+		{Workload: "oltp", SyncCommit: "on", Knee: 3020, Interval: iv(2800, 3200)},
+		{Workload: "oltp", SyncCommit: "off", Knee: 3080, Interval: iv(2950, 3190)},
+		{Workload: "transfer", SyncCommit: "on", Knee: 500},
+		{Workload: "transfer", SyncCommit: "off", Knee: 1000, Interval: iv(900, 1100)},
+	}}
+	got := kneeRatios(f)
+	want := []string{
+		// [off.Lo / on.Hi, off.Hi / on.Lo] = [2950/3200, 3190/2800]
+		"oltp: synchronous_commit off/on knee ratio 1.02x (0.92-1.14), 3,080 vs 3,020 tx/s",
+		// One side without an interval: the ratio alone.
+		"transfer: synchronous_commit off/on knee ratio 2.00x, 1,000 vs 500 tx/s",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("kneeRatios =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestBottleneckCell(t *testing.T) {
+	knee := result.Probe{TargetRate: 3100, Verdict: result.Pass, Observation: &result.Observation{Bottleneck: "CPU"}}
+	for _, tc := range []struct {
+		name string
+		s    result.Sweep
+		want string
+	}{
+		{"line names its rate already", result.Sweep{Knee: 3100, Bottleneck: "above the knee, at 3,318 tx/s: WAL flush", BottleneckRate: 3318},
+			"above the knee, at 3,318 tx/s: WAL flush"},
+		{"old line with its rate", result.Sweep{Knee: 1000, Bottleneck: "at 1150 tx/s: WAL flush"}, "at 1150 tx/s: WAL flush"},
+		{"rate above the knee added", result.Sweep{Knee: 3100, Bottleneck: "WAL flush", BottleneckRate: 3318},
+			"above the knee, at 3,318 tx/s: WAL flush"},
+		{"rate at the knee added", result.Sweep{Knee: 3100, Bottleneck: "WAL flush", BottleneckRate: 3100},
+			"at the knee, 3,100 tx/s: WAL flush"},
+		{"no rate: the line as it is", result.Sweep{Knee: 3100, Bottleneck: "WAL flush"}, "WAL flush"},
+		{"no sweep line: the knee probe's", result.Sweep{Knee: 3100, Probes: []result.Probe{knee}}, "at the knee, 3,100 tx/s: CPU"},
+		{"nothing", result.Sweep{Knee: 3100}, ""},
+	} {
+		if got := bottleneckCell(&tc.s); got != tc.want {
+			t.Errorf("%s: bottleneckCell = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestSlope(t *testing.T) {
+	for _, tc := range []struct {
+		st   result.Steady
+		want string
+	}{
+		{result.Steady{SlopeMsPerS: 2.1, SlopeLo: 1.4, SlopeHi: 2.9}, "+2.10 ms/s (1.40-2.90)"},
+		{result.Steady{SlopeMsPerS: 0.1, SlopeLo: -0.3, SlopeHi: 0.5}, "+0.10 ms/s (-0.30 to 0.50)"},
+		{result.Steady{SlopeMsPerS: -3.2, SlopeLo: -4.3, SlopeHi: -2.2}, "-3.20 ms/s (-4.30 to -2.20)"},
+	} {
+		if got := slope(&tc.st); got != tc.want {
+			t.Errorf("slope(%+v) = %q, want %q", tc.st, got, tc.want)
+		}
+	}
+}
+
+func TestNoteLines(t *testing.T) {
+	n := "#1 100 tx/s: fraud check rows p50 20 (first / last third 20 / 20), p99 31; back-fill 6,000 rows in 0.1 s; restore 0.5 s"
+	got := noteLines(n, 80)
+	want := []string{"#1 100 tx/s: fraud check rows p50 20 (first / last third 20 / 20), p99 31;",
+		"    back-fill 6,000 rows in 0.1 s; restore 0.5 s"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("noteLines(%q, 80) =\n%s\nwant\n%s", n, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
