@@ -88,7 +88,8 @@ func (w *oltp) Skew() result.Skew { return w.wallets.skew() }
 func (w *oltp) ResetSkew() { w.wallets.reset() }
 
 // CheckRead summarises the rows the fraud checks counted since the last
-// ResetCheckRead: with a limit, every check of a wallet past it reads exactly the limit.
+// ResetCheckRead (every check that returned a count, a retried transaction's checks
+// included): with a limit, every check of a wallet past it reads exactly the limit.
 func (w *oltp) CheckRead() *result.CheckRead { return w.reads.read() }
 
 // ResetCheckRead starts a new count (the driver calls it at a probe's start).
