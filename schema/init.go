@@ -41,7 +41,8 @@ type InitOptions struct {
 	SerialIndexes bool
 	// MaintenanceWorkMem for each index-building session. Empty: "256MB".
 	MaintenanceWorkMem string
-	// Now is the end of the prefilled history. Zero: the server's clock.
+	// Now is init's clock: the prefilled history ends HistoryGap before it. Zero: the
+	// server's clock.
 	Now time.Time
 }
 
@@ -177,7 +178,7 @@ func Init(ctx context.Context, cfg *pgx.ConnConfig, spec Spec, opt InitOptions) 
 	parts := layout(spec, now)
 	made.Partitions = len(parts) + 1
 	t0 := time.Now()
-	if err := create(ctx, conn, spec, parts, made.Rebuilt); err != nil {
+	if err := create(ctx, conn, spec, parts, historyEnd(now), made.Rebuilt); err != nil {
 		return nil, err
 	}
 	made.Schema = time.Since(t0)
@@ -242,8 +243,9 @@ func (s Spec) String() string {
 }
 
 // create drops a marked old schema (when rebuild) and creates the tables, partitions,
-// marker (state loading) and wallets, all in one transaction.
-func create(ctx context.Context, pool *pgx.Conn, spec Spec, parts []partition, rebuild bool) error {
+// marker (state loading, with where the history ends) and wallets, all in one
+// transaction.
+func create(ctx context.Context, pool *pgx.Conn, spec Spec, parts []partition, histEnd time.Time, rebuild bool) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("init: begin: %w", err)
@@ -267,8 +269,9 @@ func create(ctx context.Context, pool *pgx.Conn, spec Spec, parts []partition, r
 	specJSON, _ := json.Marshal(spec)
 	_, err = tx.Exec(ctx, `INSERT INTO pgceiling.meta (key, value) VALUES
 		('marker', $1), ('format', $2), ('spec', $3), ('tool_version', $4),
-		('created_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')), ('state', $5)`,
-		marker, strconv.Itoa(Format), string(specJSON), result.ToolVersion, StateLoading)
+		('created_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')), ('state', $5),
+		('history_end', $6)`,
+		marker, strconv.Itoa(Format), string(specJSON), result.ToolVersion, StateLoading, histEnd.UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return fmt.Errorf("write the marker: %w", err)
 	}
@@ -286,9 +289,10 @@ func create(ctx context.Context, pool *pgx.Conn, spec Spec, parts []partition, r
 	if err != nil {
 		return fmt.Errorf("fill wallets: %w", err)
 	}
-	// The balances Restore puts back between probes.
+	// The wallets as Restore puts them back between probes (transfer changes balance
+	// and updated_at).
 	_, err = tx.Exec(ctx, `CREATE TABLE pgceiling.wallets_baseline AS
-		SELECT account_id, balance, status FROM pgceiling.wallets;
+		SELECT account_id, balance, status, updated_at FROM pgceiling.wallets;
 		ALTER TABLE pgceiling.wallets_baseline ADD PRIMARY KEY (account_id)`)
 	if err != nil {
 		return fmt.Errorf("keep the wallets' baseline: %w", err)

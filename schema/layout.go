@@ -3,7 +3,18 @@ package schema
 import (
 	"fmt"
 	"time"
+
+	"github.com/pgceiling/pgceiling/workload"
 )
+
+// HistoryGap is how long before init's clock the prefilled history ends: the longest
+// fraud window. No window a probe reads ever reaches into init's history, so the recent
+// history every check reads is the probe's own back-fill (Backfill), anchored to the
+// probe's start, whenever init ran.
+const HistoryGap = workload.MaxFraudWindow
+
+// historyEnd is where the prefilled history of an Init at now ends.
+func historyEnd(now time.Time) time.Time { return now.UTC().Add(-HistoryGap) }
 
 // partition is one monthly partition of transactions and the rows the prefill puts in it.
 type partition struct {
@@ -17,11 +28,13 @@ type partition struct {
 }
 
 // layout returns the monthly partitions for spec at time now: spec.Months months of
-// history ending with the current month (the data runs up to now), then MonthsAhead
-// empty months. Rows are spread over the history in proportion to time, so the insert
-// rate of the prefilled past is constant; ids grow with created_at as in production.
+// history ending with the month that holds historyEnd(now) (the data runs up to that,
+// HistoryGap before now), then MonthsAhead empty months (the first of them holds now
+// when the history ends in the previous month). Rows are spread over the history in
+// proportion to time, so the insert rate of the prefilled past is constant; ids grow
+// with created_at as in production.
 func layout(spec Spec, now time.Time) []partition {
-	now = now.UTC()
+	now = historyEnd(now)
 	cur := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 	start := cur.AddDate(0, -(spec.Months - 1), 0)
 	span := now.Sub(start)

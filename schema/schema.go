@@ -21,7 +21,11 @@ const Name = "pgceiling"
 // Format is the version of the schema's layout and of the spec JSON in the marker. A
 // schema made with another Format is refused by Check (ErrOtherVersion) and rebuilt by
 // Init only with Force.
-const Format = 1
+//
+// Format 2: the prefilled history ends HistoryGap (24 h) before init's clock instead of
+// at it, so no fraud window reads init's rows (meta records history_end), and
+// wallets_baseline keeps updated_at so Restore puts it back too.
+const Format = 2
 
 // marker is the value of meta's "marker" key that says the schema is pgceiling's.
 const marker = "pgceiling schema: safe for pgceiling init --force and pgceiling drop"
@@ -86,6 +90,9 @@ type State struct {
 	State       string    // loading or ready
 	Ready       bool      // State == ready
 	SameFormat  bool      // Format == this build's Format
+	// HistoryEnd is where the prefilled history of transactions ends (HistoryGap before
+	// Init's clock); zero for a schema of an older Format.
+	HistoryEnd time.Time
 }
 
 // Status inspects the database without changing it.
@@ -135,6 +142,7 @@ func Status(ctx context.Context, q Querier) (State, error) {
 	fmt.Sscan(m["format"], &st.Format)
 	st.SameFormat = st.Format == Format
 	st.CreatedAt, _ = time.Parse(time.RFC3339Nano, m["created_at"])
+	st.HistoryEnd, _ = time.Parse(time.RFC3339Nano, m["history_end"])
 	if st.SameFormat {
 		st.SpecOK = json.Unmarshal([]byte(m["spec"]), &st.Spec) == nil
 	}

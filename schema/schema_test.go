@@ -147,9 +147,17 @@ func TestInitShape(t *testing.T) {
 	if n := count(t, conn, `SELECT count(*) FROM pgceiling.transactions_default`); n != 0 {
 		t.Errorf("default partition holds %d rows, want 0", n)
 	}
-	if n := count(t, conn, `SELECT count(*) FROM pgceiling.transactions WHERE created_at > now()
-		OR created_at < date_trunc('month', now()) - interval '2 months'`); n != 0 {
-		t.Errorf("%d rows outside the 3 months of history", n)
+	// The history ends 24 h before init (schema.HistoryGap), so no fraud window reaches it.
+	if n := count(t, conn, `SELECT count(*) FROM pgceiling.transactions WHERE created_at > now() - interval '24 hours'
+		OR created_at < date_trunc('month', now() - interval '24 hours') - interval '2 months'`); n != 0 {
+		t.Errorf("%d rows outside the 3 months of history that end 24 h before init", n)
+	}
+	st, err := schema.Status(ctx, conn)
+	if err != nil || st.HistoryEnd.IsZero() || time.Since(st.HistoryEnd) < schema.HistoryGap || time.Since(st.HistoryEnd) > schema.HistoryGap+time.Hour {
+		t.Errorf("Status().HistoryEnd = %v (%v), want about 24 h ago", st.HistoryEnd, err)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM pgceiling.transactions WHERE created_at >= $1`, st.HistoryEnd); n != 0 {
+		t.Errorf("%d rows at or after the recorded history end %v", n, st.HistoryEnd)
 	}
 	if n := count(t, conn, `SELECT count(*) FROM pgceiling.audit_log`); n != spec.Rows/10 {
 		t.Errorf("audit_log rows = %d, want %d", n, spec.Rows/10)
@@ -392,13 +400,16 @@ func TestTouchOnlyOurs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := schema.Restore(ctx, conn, b); err != nil {
+	if _, err := schema.Backfill(ctx, conn, schema.BackfillSpec{Rate: 50, Window: time.Minute, Limit: 20, Wallets: spec.Wallets, Zipf: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := schema.Restore(ctx, conn, b); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := schema.Sizes(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
-	check("baseline, restore and sizes")
+	check("baseline, back-fill, restore and sizes")
 	spec.Wallets = 50
 	mustInit(t, cfg, spec, schema.InitOptions{Force: true})
 	check("forced re-init")
@@ -437,8 +448,8 @@ func TestBaselineRestore(t *testing.T) {
 				SELECT 1 + g % 10, 12.50, 'EUR', 'payment', 'completed', 'probe-' || g, '{}' FROM generate_series(1, 700) g;
 			INSERT INTO pgceiling.audit_log (wallet_id, action, actor) SELECT 3, 'x', 'probe' FROM generate_series(1, 300);
 			INSERT INTO pgceiling.events (id, payload) SELECT gen_random_uuid(), 'probe' FROM generate_series(1, 400);
-			UPDATE pgceiling.wallets SET balance = balance - 10 WHERE account_id = 1;
-			UPDATE pgceiling.wallets SET balance = balance + 10 WHERE account_id = 2;
+			UPDATE pgceiling.wallets SET balance = balance - 10, updated_at = now() WHERE account_id = 1;
+			UPDATE pgceiling.wallets SET balance = balance + 10, updated_at = now() WHERE account_id = 2;
 			UPDATE pgceiling.wallets SET status = 'frozen' WHERE account_id = 3;`)
 		if err != nil {
 			t.Fatal(err)
@@ -456,8 +467,12 @@ func TestBaselineRestore(t *testing.T) {
 				t.Errorf("Counter(%s) = %d, %v; want count(*) = %d", table, n, err, exact)
 			}
 		}
-		if err := schema.Restore(ctx, conn, b); err != nil {
+		r, err := schema.Restore(ctx, conn, b)
+		if err != nil {
 			t.Fatalf("Restore: %v", err)
+		}
+		if r.TransactionsRows != 700 || r.AuditRows != 300 || r.EventsRows != 400 || r.WalletsRestored != 3 || r.Seconds <= 0 {
+			t.Errorf("Restore = %+v, want 700 transactions, 300 audit, 400 events, 3 wallets deleted/restored", r)
 		}
 		b2, err := schema.TakeBaseline(ctx, conn)
 		if err != nil {
@@ -469,7 +484,8 @@ func TestBaselineRestore(t *testing.T) {
 			b2.WalletBalanceTotal != b.WalletBalanceTotal {
 			t.Errorf("after Restore: %+v\nwant %+v", b2, b)
 		}
-		if n := count(t, conn, `SELECT count(*) FROM pgceiling.wallets WHERE balance <> 1000000 OR status <> 'active'`); n != 0 {
+		if n := count(t, conn, `SELECT count(*) FROM pgceiling.wallets w JOIN pgceiling.wallets_baseline b USING (account_id)
+			WHERE w.balance <> 1000000 OR w.status <> 'active' OR w.updated_at <> b.updated_at`); n != 0 {
 			t.Errorf("after Restore %d wallets differ from the baseline", n)
 		}
 		if n := count(t, conn, `SELECT nextval('pgceiling.transactions_id_seq')`); n != spec.Rows+1 {

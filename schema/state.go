@@ -3,7 +3,11 @@ package schema
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pgceiling/pgceiling/result"
 )
@@ -43,70 +47,168 @@ func TakeBaseline(ctx context.Context, q Querier) (Baseline, error) {
 	return b, nil
 }
 
-// Restore returns the data to b: it deletes the rows inserted since (transactions and
-// audit_log by id, events by created_at, or TRUNCATE when events was empty), puts the
-// sequences back, restores every wallet's balance and status from the copy Init kept,
-// checks that the tables are back to b's row counts (by the ids above b's, so it stays
-// fast on a large table), and VACUUMs the touched tables. q must not be inside a
-// transaction (VACUUM cannot run in one): pass a *pgx.Conn or a pool.
-func Restore(ctx context.Context, q Querier, b Baseline) error {
-	steps := []struct {
-		what string
-		sql  string
-		args []any
-	}{
-		{"delete new transactions", `DELETE FROM pgceiling.transactions WHERE id > $1`, []any{b.TransactionsMaxID}},
-		{"delete new audit rows", `DELETE FROM pgceiling.audit_log WHERE id > $1`, []any{b.AuditMaxID}},
-		{"restore wallets", `UPDATE pgceiling.wallets w SET balance = b.balance, status = b.status
-			FROM pgceiling.wallets_baseline b
-			WHERE w.account_id = b.account_id AND (w.balance, w.status) IS DISTINCT FROM (b.balance, b.status)`, nil},
+// Restore returns the data to b and says what that took: it deletes the rows inserted
+// since (transactions and audit_log by id, events by created_at, or TRUNCATE when events
+// was empty), puts the sequences back, restores every wallet's balance, status and
+// updated_at from the copy Init kept, checks that the data is back (no transaction above
+// b's ids, the wallets, events and the balance total as in b), and VACUUMs what can hold
+// dead rows. q must not be inside a transaction (VACUUM cannot run in one): pass a
+// *pgx.Conn or a pool.
+//
+// It touches only what a probe changed, so it stays fast at 50 M rows: everything a
+// probe or a back-fill writes has an id above b's and a created_at at or after
+// b.TakenAt - HistoryGap (a probe writes now(), a back-fill no further back than its
+// window, at most HistoryGap, before its anchor, which is after b was taken). The delete
+// carries that created_at bound, so partition pruning skips the old months, and only the
+// leaf partitions that overlap the bound (plus the default partition and any partition
+// the delete found rows in) are vacuumed, not the whole partitioned table. A row above
+// b's ids outside the bound (a custom script writing old dates) is found by the check,
+// deleted too and its partition vacuumed.
+func Restore(ctx context.Context, q Querier, b Baseline) (result.Restore, error) {
+	start := time.Now()
+	var r result.Restore
+	since := b.TakenAt.Add(-HistoryGap)
+	dirty := map[string]bool{}
+	deleted, err := deleteTransactions(ctx, q, `DELETE FROM pgceiling.transactions WHERE id > $1 AND created_at >= $2 RETURNING tableoid`,
+		dirty, b.TransactionsMaxID, since)
+	if err != nil {
+		return r, err
 	}
-	if b.EventsRows == 0 {
-		steps = append(steps, struct {
-			what string
-			sql  string
-			args []any
-		}{"empty events", `TRUNCATE pgceiling.events`, nil})
-	} else {
-		steps = append(steps, struct {
-			what string
-			sql  string
-			args []any
-		}{"delete new events", `DELETE FROM pgceiling.events WHERE created_at > $1`, []any{*b.EventsNewest}})
+	r.TransactionsRows = deleted
+	// The check: nothing above b's ids may remain (an index range on each partition's
+	// primary key (id, created_at)).
+	var left int64
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM pgceiling.transactions WHERE id > $1`, b.TransactionsMaxID).Scan(&left); err != nil {
+		return r, fmt.Errorf("restore: check transactions: %w", err)
 	}
-	for _, s := range steps {
-		if _, err := q.Exec(ctx, s.sql, s.args...); err != nil {
-			return fmt.Errorf("restore: %s: %w", s.what, err)
+	if left > 0 {
+		deleted, err := deleteTransactions(ctx, q, `DELETE FROM pgceiling.transactions WHERE id > $1 RETURNING tableoid`, dirty, b.TransactionsMaxID)
+		if err != nil {
+			return r, err
 		}
+		r.TransactionsRows += deleted
+	}
+	tag, err := q.Exec(ctx, `DELETE FROM pgceiling.audit_log WHERE id > $1`, b.AuditMaxID)
+	if err != nil {
+		return r, fmt.Errorf("restore: delete new audit rows: %w", err)
+	}
+	r.AuditRows = tag.RowsAffected()
+	tag, err = q.Exec(ctx, `UPDATE pgceiling.wallets w SET balance = b.balance, status = b.status, updated_at = b.updated_at
+		FROM pgceiling.wallets_baseline b
+		WHERE w.account_id = b.account_id AND (w.balance, w.status, w.updated_at) IS DISTINCT FROM (b.balance, b.status, b.updated_at)`)
+	if err != nil {
+		return r, fmt.Errorf("restore: restore wallets: %w", err)
+	}
+	r.WalletsRestored = tag.RowsAffected()
+	if b.EventsRows == 0 {
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM pgceiling.events`).Scan(&r.EventsRows); err != nil {
+			return r, fmt.Errorf("restore: count events: %w", err)
+		}
+		if _, err := q.Exec(ctx, `TRUNCATE pgceiling.events`); err != nil {
+			return r, fmt.Errorf("restore: empty events: %w", err)
+		}
+	} else {
+		tag, err := q.Exec(ctx, `DELETE FROM pgceiling.events WHERE created_at > $1`, *b.EventsNewest)
+		if err != nil {
+			return r, fmt.Errorf("restore: delete new events: %w", err)
+		}
+		r.EventsRows = tag.RowsAffected()
 	}
 	if b.TransactionsMaxID > 0 {
 		if _, err := q.Exec(ctx, `SELECT setval('pgceiling.transactions_id_seq', $1)`, b.TransactionsMaxID); err != nil {
-			return fmt.Errorf("restore: transactions_id_seq: %w", err)
+			return r, fmt.Errorf("restore: transactions_id_seq: %w", err)
 		}
 	}
 	if b.AuditMaxID > 0 {
 		if _, err := q.Exec(ctx, `SELECT setval(pg_get_serial_sequence('pgceiling.audit_log', 'id'), $1)`, b.AuditMaxID); err != nil {
-			return fmt.Errorf("restore: audit_log id sequence: %w", err)
+			return r, fmt.Errorf("restore: audit_log id sequence: %w", err)
 		}
 	}
-	var wallets, events int64
+	var wallets, events, txLeft int64
 	var total string
-	err := q.QueryRow(ctx, `SELECT
+	err = q.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM pgceiling.wallets w JOIN pgceiling.wallets_baseline b USING (account_id)
-			WHERE (w.balance, w.status) IS DISTINCT FROM (b.balance, b.status)),
+			WHERE (w.balance, w.status, w.updated_at) IS DISTINCT FROM (b.balance, b.status, b.updated_at)),
 		(SELECT count(*) FROM pgceiling.events),
-		(SELECT coalesce(sum(balance), 0)::text FROM pgceiling.wallets)`).Scan(&wallets, &events, &total)
+		(SELECT count(*) FROM pgceiling.transactions WHERE id > $1),
+		(SELECT coalesce(sum(balance), 0)::text FROM pgceiling.wallets)`, b.TransactionsMaxID).Scan(&wallets, &events, &txLeft, &total)
 	if err != nil {
-		return fmt.Errorf("restore: check: %w", err)
+		return r, fmt.Errorf("restore: check: %w", err)
 	}
-	if wallets != 0 || events != b.EventsRows || total != b.WalletBalanceTotal {
-		return fmt.Errorf("restore: data not back to the baseline: %d wallets differ, events %d rows (want %d), balance total %s (want %s)",
-			wallets, events, b.EventsRows, total, b.WalletBalanceTotal)
+	if wallets != 0 || events != b.EventsRows || txLeft != 0 || total != b.WalletBalanceTotal {
+		return r, fmt.Errorf("restore: data not back to the baseline: %d wallets differ, events %d rows (want %d), %d transactions above id %d, balance total %s (want %s)",
+			wallets, events, b.EventsRows, txLeft, b.TransactionsMaxID, total, b.WalletBalanceTotal)
 	}
-	if _, err := q.Exec(ctx, `VACUUM pgceiling.transactions, pgceiling.audit_log, pgceiling.wallets, pgceiling.events`); err != nil {
-		return fmt.Errorf("restore: vacuum: %w", err)
+	leaves, err := recentLeaves(ctx, q, since)
+	if err != nil {
+		return r, err
 	}
-	return nil
+	for _, l := range leaves {
+		dirty[l] = true
+	}
+	for l := range dirty {
+		r.VacuumedRelations = append(r.VacuumedRelations, Name+"."+l)
+	}
+	slices.Sort(r.VacuumedRelations)
+	r.VacuumedRelations = append(r.VacuumedRelations, Name+".audit_log", Name+".wallets", Name+".events")
+	vacuum := "VACUUM "
+	for i, rel := range r.VacuumedRelations {
+		if i > 0 {
+			vacuum += ", "
+		}
+		vacuum += pgx.Identifier(strings.Split(rel, ".")).Sanitize()
+	}
+	if _, err := q.Exec(ctx, vacuum); err != nil {
+		return r, fmt.Errorf("restore: vacuum: %w", err)
+	}
+	r.Seconds = time.Since(start).Seconds()
+	return r, nil
+}
+
+// deleteTransactions runs sql, a DELETE ... RETURNING tableoid on transactions, and
+// adds the leaf partitions it deleted from to dirty; it returns the rows deleted. The
+// rows stay on the server: only one count per partition comes back.
+func deleteTransactions(ctx context.Context, q Querier, sql string, dirty map[string]bool, args ...any) (int64, error) {
+	rows, err := q.Query(ctx, `WITH d AS (`+sql+`)
+		SELECT c.relname::text, x.n FROM (SELECT tableoid, count(*) AS n FROM d GROUP BY tableoid) x
+		JOIN pg_catalog.pg_class c ON c.oid = x.tableoid`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("restore: delete new transactions: %w", err)
+	}
+	var total int64
+	for rows.Next() {
+		var rel string
+		var n int64
+		if err := rows.Scan(&rel, &n); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("restore: delete new transactions: %w", err)
+		}
+		dirty[rel] = true
+		total += n
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("restore: delete new transactions: %w", err)
+	}
+	return total, nil
+}
+
+// recentLeaves lists the leaf partitions of transactions that can hold rows created at
+// or after since (their range ends after it), and the default partition: where a probe's
+// inserts, rolled back or deleted, leave dead rows.
+func recentLeaves(ctx context.Context, q Querier, since time.Time) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT c.relname::text FROM pg_catalog.pg_partition_tree('pgceiling.transactions') p
+		JOIN pg_catalog.pg_class c ON c.oid = p.relid
+		WHERE p.isleaf AND (pg_catalog.pg_get_expr(c.relpartbound, c.oid) = 'DEFAULT'
+			OR (regexp_match(pg_catalog.pg_get_expr(c.relpartbound, c.oid), 'TO \(''([^'']+)''\)'))[1]::timestamptz > $1)
+		ORDER BY 1`, since)
+	if err != nil {
+		return nil, fmt.Errorf("restore: find the recent partitions: %w", err)
+	}
+	leaves, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("restore: find the recent partitions: %w", err)
+	}
+	return leaves, nil
 }
 
 // Checkpoint forces a checkpoint, so every probe starts at the same point of the

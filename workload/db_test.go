@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -146,33 +147,80 @@ func TestOLTPAddsOneTransactionAndOneAuditRow(t *testing.T) {
 	}
 }
 
-// The fraud check counts only the wallet's rows inside the window; its count is stored
-// in the new row's metadata ("recent"), which lets the test see what the check saw.
+// The fraud check counts only the wallet's rows inside the window, and with a limit at
+// most that many; its count is stored in the new row's metadata ("recent"), which lets
+// the test see what the check saw, and recorded for CheckRead.
 func TestOLTPFraudWindow(t *testing.T) {
 	dsn := setupSchema(t, 1)
 	conn := connect(t, dsn, pgx.QueryExecModeCacheStatement)
 	ctx := context.Background()
 	_, err := conn.Exec(ctx, `INSERT INTO pgceiling.transactions (wallet_id, amount, currency, kind, status, reference, metadata, created_at)
 		SELECT 1, 1, 'EUR', 'payment', 'posted', 'old', '{}', now() - make_interval(hours => h)
-		FROM unnest(ARRAY[1, 2, 3, 30, 48]) h`)
+		FROM unnest(ARRAY[1, 2, 3, 20, 30]) h`)
 	if err != nil {
 		t.Fatalf("prefill history: %v", err)
 	}
 	for _, tc := range []struct {
 		window string
-		want   int64
-	}{{"24h", 3}, {"72h", 5}, {"30m", 0}} {
-		w := newWorkload(t, "oltp", Params{Wallets: 1, Zipf: 1, SyncCommit: true, FraudWindow: mustDuration(t, tc.window)})
+		limit  int64
+		want   int64 // history rows counted, before the limit
+	}{{"4h", 0, 3}, {"24h", 0, 4}, {"30m", 0, 0}, {"24h", 2, 4}, {"24h", 100, 4}, {"4h", 1, 3}} {
+		w := newWorkload(t, "oltp", Params{Wallets: 1, Zipf: 1, SyncCommit: true, FraudWindow: mustDuration(t, tc.window), FraudLimit: tc.limit})
 		if err := w.Do(ctx, conn, rand.New(rand.NewPCG(1, 2))); err != nil {
-			t.Fatalf("oltp Do with window %s: %v", tc.window, err)
+			t.Fatalf("oltp Do with window %s limit %d: %v", tc.window, tc.limit, err)
 		}
 		var recent int64
 		if err := conn.QueryRow(ctx, `SELECT (metadata->>'recent')::bigint FROM pgceiling.transactions WHERE reference <> 'old' ORDER BY id DESC LIMIT 1`).Scan(&recent); err != nil {
 			t.Fatal(err)
 		}
 		// Earlier iterations added rows dated now, which every window counts.
-		if prior := count(t, conn, `SELECT count(*) FROM pgceiling.transactions WHERE reference <> 'old'`) - 1; recent != tc.want+prior {
-			t.Errorf("window %s: fraud check counted %d, want %d (history) + %d (new rows)", tc.window, recent, tc.want, prior)
+		prior := count(t, conn, `SELECT count(*) FROM pgceiling.transactions WHERE reference <> 'old'`) - 1
+		want := tc.want + prior
+		if tc.limit > 0 {
+			want = min(want, tc.limit)
+		}
+		if recent != want {
+			t.Errorf("window %s limit %d: fraud check counted %d, want %d (%d history + %d new rows, limited)", tc.window, tc.limit, recent, want, tc.want, prior)
+		}
+		cr := w.(CheckReporter).CheckRead()
+		if cr.Checks != 1 || cr.Max != float64(want) || cr.P50 != float64(want) || cr.Limit != tc.limit || cr.WindowS != mustDuration(t, tc.window).Seconds() {
+			t.Errorf("window %s limit %d: CheckRead = %+v, want 1 check of %d rows", tc.window, tc.limit, cr, want)
+		}
+		if win, lim := w.(HistoryReader).RecentHistory(); win != mustDuration(t, tc.window) || lim != tc.limit {
+			t.Errorf("RecentHistory() = %v, %d; want %s, %d", win, lim, tc.window, tc.limit)
+		}
+	}
+}
+
+// The bounded check still reads transactions through the (wallet_id, created_at) index,
+// as the seed's did: the LIMIT sits above an index scan, never a sequential scan.
+func TestOLTPFraudCheckUsesIndex(t *testing.T) {
+	dsn := setupSchema(t, 100)
+	conn := connect(t, dsn, pgx.QueryExecModeCacheStatement)
+	ctx := context.Background()
+	_, err := conn.Exec(ctx, `INSERT INTO pgceiling.transactions (wallet_id, amount, currency, kind, status, reference, metadata, created_at)
+		SELECT 1 + g % 100, 1, 'EUR', 'payment', 'posted', 'x', '{}', now() - make_interval(secs => g) FROM generate_series(1, 20000) g;
+		ANALYZE pgceiling.transactions`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sql  string
+		args []any
+	}{{oltpFraudCheck, []any{int64(7), "3600", int64(20)}}, {oltpFraudCheckUnbounded, []any{int64(7), "3600"}}} {
+		sql := tc.sql
+		rows, err := conn.Query(ctx, "EXPLAIN "+sql, tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		// setupSchema's index on the default partition is named by PostgreSQL after its columns.
+		if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "wallet_id_created_at_idx") {
+			t.Errorf("plan of %s:\n%s\nwant an index scan on (wallet_id, created_at)", sql, plan)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,8 +17,14 @@ import (
 // holds the same statements for pgbench.
 const (
 	oltpSelectWallet = `SELECT balance, status FROM pgceiling.wallets WHERE account_id = $1::bigint`
-	oltpFraudCheck   = `SELECT count(*) AS recent FROM pgceiling.transactions WHERE wallet_id = $1::bigint AND created_at > now() - $2::interval`
-	oltpInsertTx     = `INSERT INTO pgceiling.transactions (id, wallet_id, counterparty_id, amount, currency, kind, status, reference, description, metadata, created_at, updated_at) ` +
+	// oltpFraudCheck is the velocity rule: count the wallet's payments in the window,
+	// but stop at the limit ($3). It reads at most $3 entries of
+	// transactions_wallet_created_idx (wallet_id, created_at) per check.
+	oltpFraudCheck = `SELECT count(*) AS recent FROM (SELECT 1 FROM pgceiling.transactions WHERE wallet_id = $1::bigint AND created_at > now() - $2::interval LIMIT $3::bigint) AS w`
+	// oltpFraudCheckUnbounded is the seed's check (FraudLimit 0), kept for comparison:
+	// it counts every payment in the window, so its cost grows as a probe fills it.
+	oltpFraudCheckUnbounded = `SELECT count(*) AS recent FROM pgceiling.transactions WHERE wallet_id = $1::bigint AND created_at > now() - $2::interval`
+	oltpInsertTx            = `INSERT INTO pgceiling.transactions (id, wallet_id, counterparty_id, amount, currency, kind, status, reference, description, metadata, created_at, updated_at) ` +
 		`VALUES (nextval('pgceiling.transactions_id_seq'), $1::bigint, $2::bigint, $3::bigint / 100.0, 'EUR', 'payment', 'posted', 'PAY-' || to_hex($4::bigint), 'card payment', ` +
 		`jsonb_build_object('channel', 'card', 'merchant', $2::bigint, 'recent', $5::bigint, 'risk', $6::int), now(), now()) RETURNING id`
 	oltpInsertAudit = `INSERT INTO pgceiling.audit_log (tx_id, wallet_id, action, actor, details, created_at) VALUES ($1::bigint, $2::bigint, 'payment', 'api', 'card payment posted', now())`
@@ -36,14 +43,20 @@ const (
 // check), insert the transaction, insert an audit row. One Zipf wallet per transaction.
 type oltp struct {
 	txn
-	wallets *countedKeys
-	window  string // the fraud window as interval text
+	wallets    *countedKeys
+	window     string // the fraud window as interval text
+	windowD    time.Duration
+	limit      int64 // the fraud check's LIMIT; 0 = unbounded
+	statements []Statement
+	reads      *checkReads
 }
 
 var (
-	_ Script       = (*oltp)(nil)
-	_ SkewReporter = (*oltp)(nil)
-	_ SkewResetter = (*oltp)(nil)
+	_ Script        = (*oltp)(nil)
+	_ SkewReporter  = (*oltp)(nil)
+	_ SkewResetter  = (*oltp)(nil)
+	_ CheckReporter = (*oltp)(nil)
+	_ HistoryReader = (*oltp)(nil)
 )
 
 func newOLTP(p Params) (*oltp, error) {
@@ -54,7 +67,12 @@ func newOLTP(p Params) (*oltp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload oltp: %w", err)
 	}
-	return &oltp{txn: newTxn(p.SyncCommit), wallets: keys, window: formatSeconds(p.FraudWindow)}, nil
+	stmts := oltpStatements
+	if p.FraudLimit == 0 {
+		stmts = oltpStatementsUnbounded
+	}
+	return &oltp{txn: newTxn(p.SyncCommit), wallets: keys, window: formatSeconds(p.FraudWindow), windowD: p.FraudWindow,
+		limit: p.FraudLimit, statements: stmts, reads: newCheckReads(p.FraudWindow, p.FraudLimit)}, nil
 }
 
 // Name is "oltp".
@@ -69,20 +87,41 @@ func (w *oltp) Skew() result.Skew { return w.wallets.skew() }
 // ResetSkew zeroes the wallet pick counts.
 func (w *oltp) ResetSkew() { w.wallets.reset() }
 
+// CheckRead summarises the rows the fraud checks counted since the last
+// ResetCheckRead (every check that returned a count, a retried transaction's checks
+// included): with a limit, every check of a wallet past it reads exactly the limit.
+func (w *oltp) CheckRead() *result.CheckRead { return w.reads.read() }
+
+// ResetCheckRead starts a new count (the driver calls it at a probe's start).
+func (w *oltp) ResetCheckRead() { w.reads.reset() }
+
+// RecentHistory is the fraud check's window and limit, for the back-fill before a probe.
+func (w *oltp) RecentHistory() (time.Duration, int64) { return w.windowD, w.limit }
+
 // Do runs one payment transaction: BEGIN, SET LOCAL synchronous_commit, the four
 // statements, COMMIT.
 func (w *oltp) Do(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
 	return runScript(ctx, conn, &w.txn, w, rng)
 }
 
-var oltpStatements = []Statement{
-	{"read wallet", oltpSelectWallet},
-	{"fraud check", oltpFraudCheck},
-	{"insert transaction", oltpInsertTx},
-	{"insert audit row", oltpInsertAudit},
-}
+var (
+	oltpStatements = []Statement{
+		{"read wallet", oltpSelectWallet},
+		{"fraud check", oltpFraudCheck},
+		{"insert transaction", oltpInsertTx},
+		{"insert audit row", oltpInsertAudit},
+	}
+	oltpStatementsUnbounded = []Statement{
+		{"read wallet", oltpSelectWallet},
+		{"fraud check", oltpFraudCheckUnbounded},
+		{"insert transaction", oltpInsertTx},
+		{"insert audit row", oltpInsertAudit},
+	}
+)
 
-func (w *oltp) Statements() []Statement { return oltpStatements }
+// Statements are the four statements; the fraud check is the bounded one unless the
+// limit is 0.
+func (w *oltp) Statements() []Statement { return w.statements }
 
 // Start draws the wallet (V[0]), merchant, amount in cents, reference and risk score.
 func (w *oltp) Start(tx *Tx, rng *rand.Rand) {
@@ -93,7 +132,7 @@ func (w *oltp) Start(tx *Tx, rng *rand.Rand) {
 	tx.V[4] = int64(rng.IntN(riskScores))
 }
 
-// Step: read the wallet, count its recent transactions, insert the payment with that
+// Step: read the wallet, count its recent transactions (recorded for CheckRead), insert the payment with that
 // count in its metadata, insert the audit row for the new transaction's id.
 func (w *oltp) Step(tx *Tx, i int, prev Result) (Step, error) {
 	wallet := tx.V[0]
@@ -104,11 +143,15 @@ func (w *oltp) Step(tx *Tx, i int, prev Result) (Step, error) {
 		if err := needRow(prev, "read wallet", wallet); err != nil {
 			return Done, err
 		}
-		return Step{1, tx.Args(Int(wallet), Text(w.window))}, nil
+		if w.limit == 0 {
+			return Step{1, tx.Args(Int(wallet), Text(w.window))}, nil
+		}
+		return Step{1, tx.Args(Int(wallet), Text(w.window), Int(w.limit))}, nil
 	case 2:
 		if err := needFirst(prev, "fraud check"); err != nil {
 			return Done, err
 		}
+		w.reads.record(prev.First)
 		return Step{2, tx.Args(Int(wallet), Int(tx.V[1]), Int(tx.V[2]), Int(tx.V[3]), Int(prev.First), Int(tx.V[4]))}, nil
 	case 3:
 		if err := needFirst(prev, "insert transaction"); err != nil {

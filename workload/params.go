@@ -25,30 +25,57 @@ type Params struct {
 	// true = on (full durability), false = off.
 	SyncCommit bool
 	// FraudWindow is how far back oltp's fraud check counts the wallet's transactions.
-	// Zero means DefaultFraudWindow. It is why the prefilled history matters: the
-	// longer the window, the more index entries each check reads.
+	// Zero means DefaultFraudWindow; more than MaxFraudWindow is invalid (init's
+	// history ends that long before init, so no window ever reaches into it).
 	FraudWindow time.Duration
+	// FraudLimit makes oltp's fraud check a velocity rule: "more than FraudLimit
+	// payments in the window?", counted with LIMIT, so a check reads at most FraudLimit
+	// index entries whatever the rate and the probe length. Unlike the other fields,
+	// zero is not the default (DefaultParams sets DefaultFraudLimit): zero is the seed's
+	// unbounded count, kept for comparison; it has no steady state
+	// (WarnUnboundedFraudCheck). Negative is invalid.
+	FraudLimit int64
 	// PayloadBytes is the size of the insert workload's text payload. Zero means
 	// DefaultPayloadBytes.
 	PayloadBytes int
 }
 
 // Defaults used when a Params field is left zero, and by DefaultParams.
+//
+// DefaultFraudWindow and DefaultFraudLimit together make the fraud check stationary at
+// the rates that matter: with 10,000 Zipf-1.0 wallets, wallet k receives rate/(k*H) of
+// the payments (H = 9.79), so its expected count over 1 h is rate*3600/(9.79*k); even
+// the coldest wallet (k = 10,000) reaches 20 above about 550 tx/s. From there every
+// check reads exactly 20 recent index entries whatever the rate and the probe length,
+// and below it a wallet's count is its steady-state expectation, which the back-fill
+// (schema.Backfill) writes before each probe. A 1 h window also keeps that back-fill
+// small: at most limit x wallets = 200,000 rows.
 const (
 	DefaultWallets      = 10000
 	DefaultZipf         = 1.0
-	DefaultFraudWindow  = 24 * time.Hour
+	DefaultFraudWindow  = 1 * time.Hour
+	DefaultFraudLimit   = 20
 	DefaultPayloadBytes = 100
 )
 
+// MaxFraudWindow is the longest fraud window (--fraud-window). Init's prefilled history
+// ends this long before init's clock, so the recent history a check reads is always the
+// probe's own back-fill, never init's.
+const MaxFraudWindow = 24 * time.Hour
+
+// WarnUnboundedFraudCheck is the warning the command prints for FraudLimit == 0.
+const WarnUnboundedFraudCheck = "--fraud-limit 0: the fraud check has no steady state; knees will depend on probe length"
+
 // DefaultParams are the documented defaults: 10,000 wallets, Zipf 1.0,
-// synchronous_commit on, a 24 h fraud window and a 100-byte insert payload.
+// synchronous_commit on, a 1 h fraud window with a limit of 20, and a 100-byte insert
+// payload.
 func DefaultParams() Params {
 	return Params{
 		Wallets:      DefaultWallets,
 		Zipf:         DefaultZipf,
 		SyncCommit:   true,
 		FraudWindow:  DefaultFraudWindow,
+		FraudLimit:   DefaultFraudLimit,
 		PayloadBytes: DefaultPayloadBytes,
 	}
 }
@@ -63,8 +90,11 @@ func Names() []string { return append([]string(nil), names...) }
 // New returns the named workload configured by p. An unknown name or an invalid
 // parameter is an error naming the problem (and, for a name, listing the valid ones).
 func New(name string, p Params) (Workload, error) {
-	if p.FraudWindow < 0 {
-		return nil, fmt.Errorf("workload %s: fraud window must be >= 0, got %v", name, p.FraudWindow)
+	if p.FraudWindow < 0 || p.FraudWindow > MaxFraudWindow {
+		return nil, fmt.Errorf("workload %s: --fraud-window must be between 0 and %v, got %v", name, MaxFraudWindow, p.FraudWindow)
+	}
+	if p.FraudLimit < 0 {
+		return nil, fmt.Errorf("workload %s: --fraud-limit must be >= 0 (0 = unbounded count), got %d", name, p.FraudLimit)
 	}
 	if p.FraudWindow == 0 {
 		p.FraudWindow = DefaultFraudWindow
@@ -119,6 +149,14 @@ type SkewResetter interface {
 type CheckReporter interface {
 	CheckRead() *result.CheckRead
 	ResetCheckRead()
+}
+
+// HistoryReader is an optional ability: a workload whose transactions read a window of
+// recent history (oltp's fraud check) says which, so the search can back-fill that
+// window before each probe (schema.Backfill) at the probe's rate. limit is the most rows
+// one read counts; 0 means unbounded.
+type HistoryReader interface {
+	RecentHistory() (window time.Duration, limit int64)
 }
 
 // formatSeconds renders d as a number of seconds, which PostgreSQL reads as an interval

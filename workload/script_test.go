@@ -42,3 +42,27 @@ func TestStepsAllocateNothing(t *testing.T) {
 		}
 	}
 }
+
+// The bounded fraud check sends the limit as its third argument; FraudLimit 0 sends the
+// seed's two-argument statement.
+func TestOLTPFraudCheckArgs(t *testing.T) {
+	for _, limit := range []int64{0, 20} {
+		o, err := newOLTP(Params{Wallets: 10, Zipf: 1, FraudWindow: time.Hour, FraudLimit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tx Tx
+		o.Start(&tx, rand.New(rand.NewPCG(1, 1)))
+		st, err := o.Step(&tx, 1, Result{Rows: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sql := o.Statements()[st.Stmt].SQL
+		switch {
+		case limit == 0 && (sql != oltpFraudCheckUnbounded || len(st.Args) != 2):
+			t.Errorf("limit 0: step 1 = %s %v, want the unbounded check with 2 args", sql, st.Args)
+		case limit > 0 && (sql != oltpFraudCheck || len(st.Args) != 3 || st.Args[2].Int != limit || st.Args[1].Text != "3600"):
+			t.Errorf("limit %d: step 1 = %s %v, want the bounded check with window 3600 and the limit", limit, sql, st.Args)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestSkewReportsProducedShares(t *testing.T) {
@@ -88,11 +89,17 @@ func TestNewAndNames(t *testing.T) {
 		{"transfer", Params{Wallets: 1, Zipf: 1}},
 		{"oltp", Params{Wallets: 10, Zipf: -1}},
 		{"oltp", Params{Wallets: 10, FraudWindow: -1}},
+		{"oltp", Params{Wallets: 10, FraudWindow: MaxFraudWindow + time.Second}},
+		{"oltp", Params{Wallets: 10, FraudLimit: -1}},
 		{"insert", Params{PayloadBytes: -1}},
 	} {
 		if _, err := New(tc.name, tc.p); err == nil {
 			t.Errorf("New(%q, %+v) = nil error, want an error", tc.name, tc.p)
 		}
+	}
+	_, err = New("oltp", Params{Wallets: 10, FraudWindow: 25 * time.Hour})
+	if err == nil || !strings.Contains(err.Error(), "--fraud-window") {
+		t.Errorf("New(oltp, 25h window) error = %v, want one naming --fraud-window", err)
 	}
 	if w, err := New("insert", Params{}); err != nil || w.Table() != "events" {
 		t.Errorf(`New("insert", Params{}) = %v, %v; want the events workload`, w, err)
@@ -100,7 +107,7 @@ func TestNewAndNames(t *testing.T) {
 }
 
 func TestFormatSeconds(t *testing.T) {
-	for d, want := range map[string]string{"24h0m0s": "86400", "1.5s": "1.5", "10m0s": "600", "8760h0m0s": "31536000"} {
+	for d, want := range map[string]string{"24h0m0s": "86400", "1.5s": "1.5", "10m0s": "600", "1h0m0s": "3600"} {
 		p := DefaultParams()
 		w, _ := New("oltp", Params{Wallets: 1, FraudWindow: mustDuration(t, d), SyncCommit: p.SyncCommit})
 		if got := w.(*oltp).window; got != want {
