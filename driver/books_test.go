@@ -22,3 +22,25 @@ func TestCountAbove(t *testing.T) {
 		t.Errorf("empty histogram: %d above", n)
 	}
 }
+
+// A second keeps its scheduler lag's maximum and p99, and drops the histogram when summarised.
+func TestSecondLagP99(t *testing.T) {
+	var s second
+	for i := range 200 {
+		lag := time.Millisecond
+		if i == 7 {
+			lag = 400 * time.Millisecond // one preempted wake-up
+		}
+		s.arrive(0, lag)
+		s.settle(true, 0, 0, lag)
+	}
+	if !s.finish(3, "measure", false) {
+		t.Fatal("finish: every arrival settled, want the second summarised")
+	}
+	if s.out.SchedLagMs != 400 || s.out.SchedLagP99Ms < 0.99 || s.out.SchedLagP99Ms > 1.01 {
+		t.Errorf("lag max %v ms, p99 %v ms: want 400 and 1", s.out.SchedLagMs, s.out.SchedLagP99Ms)
+	}
+	if s.lag != nil || s.lat != nil || s.qw != nil {
+		t.Error("histograms kept after the second was summarised")
+	}
+}
