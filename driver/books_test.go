@@ -44,3 +44,24 @@ func TestSecondLagP99(t *testing.T) {
 		t.Error("histograms kept after the second was summarised")
 	}
 }
+
+// Booking an arrival and its commit allocates nothing once its second's histograms exist:
+// the loop engine books every transaction on its one goroutine.
+func TestBookingAllocatesNothing(t *testing.T) {
+	cfg := Config{Rate: 1000, Warmup: time.Second, Duration: 2 * time.Second, Conns: 1}.withDefaults()
+	r := newProbeRun(nil, nil, cfg)
+	r.start = time.Now()
+	a := arrival{at: 1500 * time.Millisecond}
+	book := func() {
+		r.secs[1].arrive(3, 50*time.Microsecond)
+		r.settle(a, r.workers[0], true, 0, time.Millisecond, 2*time.Millisecond, 3*time.Millisecond)
+	}
+	book() // the second's histograms, once
+	if n := testing.AllocsPerRun(200, book); n != 0 {
+		t.Errorf("booking an arrival and its commit: %v allocations, want 0", n)
+	}
+	if r.inWindow.Load() != 202 || // AllocsPerRun runs book once more to warm up
+		r.drainCommitted.Load() != 0 {
+		t.Errorf("in the window %d, in the drain %d: want every commit in the window", r.inWindow.Load(), r.drainCommitted.Load())
+	}
+}
