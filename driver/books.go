@@ -78,23 +78,31 @@ func (t *tally) bad() int64 {
 // summarised and they are dropped, so memory stays bounded by the timeouts, not the
 // probe's length.
 type second struct {
-	mu        sync.Mutex
-	offered   int64
-	resolved  int64
-	committed int64
-	failed    result.Counts
-	lat, qw   *hdrhistogram.Histogram
-	depth     int
-	lag       time.Duration
-	done      bool
-	out       result.Second
+	mu           sync.Mutex
+	offered      int64
+	resolved     int64
+	committed    int64
+	failed       result.Counts
+	lat, qw, lag *hdrhistogram.Histogram // lag: the scheduler's lag of each arrival
+	depth        int
+	lagMax       time.Duration
+	done         bool
+	out          result.Second
 }
 
+// arrive records one arrival of the second: the queue depth it found and how late the
+// scheduler issued it.
 func (s *second) arrive(depth int, lag time.Duration) {
 	s.mu.Lock()
 	s.offered++
 	s.depth = max(s.depth, depth)
-	s.lag = max(s.lag, lag)
+	s.lagMax = max(s.lagMax, lag)
+	if s.lag == nil && !s.done {
+		s.lag = newHist()
+	}
+	if s.lag != nil {
+		record(s.lag, lag)
+	}
 	s.mu.Unlock()
 }
 
@@ -134,10 +142,12 @@ func (s *second) finish(t int, phase string, force bool) bool {
 	if !force && s.resolved < s.offered {
 		return false
 	}
-	lat, qw := summary(s.lat), summary(s.qw)
+	lat, qw, lag := summary(s.lat), summary(s.qw), summary(s.lag)
+	lagMax := float64(s.lagMax.Microseconds()) / 1000
 	s.out = result.Second{T: t, Phase: phase, Offered: s.offered, Committed: s.committed,
 		Failed: s.failed, P50Ms: lat.P50, P99Ms: lat.P99, QueueWaitP99Ms: qw.P99,
-		QueueDepth: s.depth, SchedLagMs: float64(s.lag.Microseconds()) / 1000}
-	s.lat, s.qw, s.done = nil, nil, true
+		QueueDepth: s.depth, SchedLagMs: lagMax,
+		SchedLagP99Ms: min(lag.P99, lagMax)} // the histogram's bucket edge may pass the exact maximum
+	s.lat, s.qw, s.lag, s.done = nil, nil, nil, true
 	return true
 }

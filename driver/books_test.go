@@ -22,3 +22,46 @@ func TestCountAbove(t *testing.T) {
 		t.Errorf("empty histogram: %d above", n)
 	}
 }
+
+// A second keeps its scheduler lag's maximum and p99, and drops the histogram when summarised.
+func TestSecondLagP99(t *testing.T) {
+	var s second
+	for i := range 200 {
+		lag := time.Millisecond
+		if i == 7 {
+			lag = 400 * time.Millisecond // one preempted wake-up
+		}
+		s.arrive(0, lag)
+		s.settle(true, 0, 0, lag)
+	}
+	if !s.finish(3, "measure", false) {
+		t.Fatal("finish: every arrival settled, want the second summarised")
+	}
+	if s.out.SchedLagMs != 400 || s.out.SchedLagP99Ms < 0.99 || s.out.SchedLagP99Ms > 1.01 {
+		t.Errorf("lag max %v ms, p99 %v ms: want 400 and 1", s.out.SchedLagMs, s.out.SchedLagP99Ms)
+	}
+	if s.lag != nil || s.lat != nil || s.qw != nil {
+		t.Error("histograms kept after the second was summarised")
+	}
+}
+
+// Booking an arrival and its commit allocates nothing once its second's histograms exist:
+// the loop engine books every transaction on its one goroutine.
+func TestBookingAllocatesNothing(t *testing.T) {
+	cfg := Config{Rate: 1000, Warmup: time.Second, Duration: 2 * time.Second, Conns: 1}.withDefaults()
+	r := newProbeRun(nil, nil, cfg)
+	r.start = time.Now()
+	a := arrival{at: 1500 * time.Millisecond}
+	book := func() {
+		r.secs[1].arrive(3, 50*time.Microsecond)
+		r.settle(a, r.workers[0], true, 0, time.Millisecond, 2*time.Millisecond, 3*time.Millisecond)
+	}
+	book() // the second's histograms, once
+	if n := testing.AllocsPerRun(200, book); n != 0 {
+		t.Errorf("booking an arrival and its commit: %v allocations, want 0", n)
+	}
+	if r.inWindow.Load() != 202 || // AllocsPerRun runs book once more to warm up
+		r.drainCommitted.Load() != 0 {
+		t.Errorf("in the window %d, in the drain %d: want every commit in the window", r.inWindow.Load(), r.drainCommitted.Load())
+	}
+}

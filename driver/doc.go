@@ -20,8 +20,8 @@
 // # Books
 //
 // The measured window is [Warmup, W) on the probe's clock, where W is Warmup+Duration, or
-// the moment the probe was stopped early (interrupted, or the error budget exhausted).
-// Every arrival the scheduler generated with an intended time in the window is Scheduled
+// the moment the probe was stopped early (interrupted, the error budget exhausted, a trend
+// decided by Config.StopIf, the server gone). Every arrival the scheduler generated with an intended time in the window is Scheduled
 // and ends in exactly one outcome: committed; failed by class; or rejected (pool_timeout:
 // queue full, not started within PoolWait, or still queued when the drain grace ran out).
 // After the window closes the driver stops issuing, lets workers finish the queue and
@@ -29,6 +29,17 @@
 // counts as failed (class other) and as uncertain in the checks, because its COMMIT may or
 // may not have reached the server. So Scheduled == Committed + Failed.Total() + Rejected
 // holds in every result, interrupted or cut short included.
+//
+// Commits are also counted by when their COMMIT ended: CommittedInWindow counts those that
+// ended inside the window, whatever the arrival's intended time (a warm-up arrival that
+// commits just after Warmup counts), and DrainCommitted the window's arrivals that
+// committed after W, in the drain. The achieved rate is CommittedInWindow / (W - Warmup):
+// the server's throughput during the window. Past the knee the queue at W is long, and
+// crediting the window with what the drain committed would overstate it.
+//
+// An arrival's values are drawn once (Script.Start); a retry of a serialization failure
+// or deadlock (MaxTries > 1) sends the same transaction again, as an application retries
+// its request. Retries counts the retries of the window's arrivals only.
 //
 // # Driver limits
 //

@@ -15,17 +15,19 @@ import (
 
 // fill closes the books into p once every worker has exited.
 func (r *probeRun) fill(p *result.Probe) {
-	windowEnd := r.end
-	if sa := time.Duration(r.stopAt.Load()); sa >= 0 && sa < windowEnd {
-		windowEnd = sa
-	}
+	windowEnd := r.windowEnd()
 	p.MeasuredS = max(0, (windowEnd - r.cfg.Warmup).Seconds())
 	p.Scheduled = r.meas.scheduled.Load()
 	p.Committed = r.meas.committed.Load()
 	p.Failed = r.meas.failedCounts()
 	p.Rejected = r.meas.failed[result.PoolTimeout].Load()
+	// The achieved rate is what the server committed during the window, not what the
+	// window's arrivals eventually committed: past the knee, the drain would otherwise
+	// credit the window with commits the server made after it.
+	p.CommittedInWindow = r.inWindow.Load()
+	p.DrainCommitted = r.drainCommitted.Load()
 	if p.MeasuredS > 0 {
-		p.AchievedRate = float64(p.Committed) / p.MeasuredS
+		p.AchievedRate = float64(p.CommittedInWindow) / p.MeasuredS
 	}
 	lat, svc, wait := newHist(), newHist(), newHist()
 	for _, wk := range r.workers {
@@ -52,16 +54,20 @@ func (r *probeRun) fill(p *result.Probe) {
 		p.DriverLimitReason = fmt.Sprintf("scheduler lag p99 %v above the bound %v", lagP99, r.cfg.LagBound)
 	}
 	switch {
-	case r.budgetHit.Load():
-		p.CutShort, p.CutReason = true, r.stopReason
-	case r.stopReason == "interrupted":
+	case r.stopAt.Load() < 0: // ran its full length
+	case r.stopBy == "":
 		p.Interrupted = true
-	case r.gone.Load(), r.broken.Load():
-		p.CutShort, p.CutReason = true, r.stopReason
-		p.Error = r.stopReason
+	default:
+		p.CutShort, p.CutBy, p.CutReason = true, r.stopBy, r.stopReason
+		if r.stopBy == result.CutByServer {
+			p.Error = r.stopReason
+		}
 	}
 	if sr, ok := r.w.(workload.SkewReporter); ok {
 		p.Skew = sr.Skew()
+	}
+	if cr, ok := r.w.(workload.CheckReporter); ok {
+		p.FraudCheck = cr.CheckRead()
 	}
 	if r.obsErr != nil {
 		p.ObserverError = r.obsErr.Error()

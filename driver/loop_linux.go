@@ -347,6 +347,7 @@ func (lp *loop) dispatch() {
 			sl := lp.idle.pop()
 			lp.busy++
 			sl.a, sl.begin, sl.wait, sl.tries = a, begin, wait, 1
+			lp.s.Start(&sl.tx, sl.wk.rng) // once per arrival: a retry sends the same values
 			lp.startTx(sl)
 		case len(lp.dead) > 0:
 			lp.queue.pop()
@@ -354,6 +355,7 @@ func (lp *loop) dispatch() {
 			lp.dead = lp.dead[:len(lp.dead)-1]
 			lp.busy++
 			sl.a, sl.begin, sl.wait, sl.tries, sl.phase = a, begin, wait, 1, phConnecting
+			lp.s.Start(&sl.tx, sl.wk.rng)
 			lp.conning++
 			go lp.reconnect(sl)
 		default:
@@ -456,9 +458,9 @@ func (lp *loop) wait(d time.Duration) (int, syscall.Errno) {
 	return int(n), e
 }
 
-// startTx begins sl's transaction (again, on a retry): BEGIN.
+// startTx begins sl's transaction (again, with the same values, on a retry): BEGIN.
+// dispatch drew the values when the arrival took the slot.
 func (lp *loop) startTx(sl *slot) {
-	lp.s.Start(&sl.tx, sl.wk.rng)
 	sl.err, sl.phase, sl.step = nil, phBegin, 0
 	lp.query(sl, "BEGIN")
 }
@@ -726,7 +728,9 @@ func (lp *loop) finish(sl *slot, err error) {
 	r := lp.r
 	if err != nil && sl.fd >= 0 && sl.tries < r.cfg.MaxTries && retryable(Classify(err)) {
 		sl.tries++
-		sl.wk.retries++
+		if sl.a.at >= r.cfg.Warmup {
+			sl.wk.retries++
+		}
 		lp.startTx(sl)
 		return
 	}

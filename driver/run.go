@@ -31,13 +31,22 @@ type Config struct {
 	MaxTries int           // attempts per arrival; only serialization and deadlock failures are retried; default 1
 	Streams  int           // arrival streams of Rate/Streams each; 0 = one per 5,000/s, at most 8
 
-	// ErrorBudget, when > 0, stops the probe early (CutShort) as soon as failed + rejected
-	// in the measured window exceed it: the probe can no longer pass, so it stops costing
-	// time. A probe within budget always runs its full length.
+	// ErrorBudget, when > 0, stops the probe early (CutShort, CutBy errors) as soon as
+	// failed + rejected in the measured window exceed it: the probe can no longer pass, so
+	// it stops costing time. A probe within budget always runs its full length.
 	ErrorBudget int64
-	// Drain is the grace for queued and in-flight work after the window closes; default
-	// PoolWait + 5 s (the default statement timeout): the last arrival may start a pool
-	// wait late and then run up to the statement timeout. Then what remains is cancelled.
+	// StopIf, if set, is asked about once a second, while the measured window runs and the
+	// probe is not already stopping, whether a trend in the measured window's seconds is
+	// decided (the steady-state rule). It is called from the driver's own goroutine, only
+	// when seconds were summarised since the last call, with every measured second
+	// summarised so far; it may read the slice but not keep it. A non-empty answer stops
+	// the probe as the error budget does: the result is CutShort with CutBy trend and the
+	// answer as CutReason. It must return quickly.
+	StopIf func(measured []result.Second) string
+	// Drain is the grace for queued and in-flight work after the window closes; then what
+	// remains is cancelled. The last arrival may start a pool wait late and then run up to
+	// the statement timeout, so callers size it as PoolWait + statement_timeout; the
+	// default, PoolWait + 5 s, assumes the default statement timeout.
 	Drain time.Duration
 	// GoneAfter is how long every outcome may be a connection failure, with no commit,
 	// before the driver tries one fresh connection and, when that fails too, stops the
@@ -174,6 +183,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	if sr, ok := w.(workload.SkewResetter); ok {
 		sr.ResetSkew() // the skew recorded is this probe's own
 	}
+	if cr, ok := w.(workload.CheckReporter); ok {
+		cr.ResetCheckRead() // so is what the fraud check read
+	}
 	r := newProbeRun(pool, w, cfg)
 	if err := r.connect(ctx); err != nil {
 		return nil, err
@@ -237,8 +249,9 @@ type arrival struct{ at time.Duration }
 type worker struct {
 	rng            *rand.Rand
 	conn           *pgxpool.Conn
+	tx             workload.Tx             // the pgx engine's transaction of a script workload
 	lat, svc, wait *hdrhistogram.Histogram // measured window only
-	retries        int64
+	retries        int64                   // retries of measured-window arrivals
 
 	mu   sync.Mutex // guards sock and cut against interrupt from the probe's goroutine
 	sock net.Conn   // conn's socket
@@ -293,6 +306,7 @@ func (wk *worker) interrupt() {
 type probeRun struct {
 	pool    *pgxpool.Pool
 	w       workload.Workload
+	script  workload.Script // w, when it is a script: drawn once per arrival, retried as drawn
 	cfg     Config
 	start   time.Time
 	end     time.Duration // warmup + duration
@@ -304,11 +318,21 @@ type probeRun struct {
 	secs    []*second
 	warm    tally
 	meas    tally
+	// inWindow counts commits that ended inside the measured window, whatever the
+	// arrival's phase; drainCommitted, measured-window arrivals that committed after it.
+	inWindow       atomic.Int64
+	drainCommitted atomic.Int64
+	// measured is the measured window's summarised seconds, for StopIf (capacity for the
+	// whole window, so appending never reallocates); stopIfAsked is len(measured) at the
+	// last call.
+	measured    []result.Second
+	stopIfAsked int
 
 	stopOnce   sync.Once
 	stop       chan struct{}
 	stopAt     atomic.Int64 // offset where issuing stopped early; -1 while running
 	stopReason string       // set before stop is closed
+	stopBy     string       // what stopped the probe first: a result.CutBy*, or "" when interrupted
 	budgetHit  atomic.Bool
 	gone       atomic.Bool  // stopped because the server went away
 	broken     atomic.Bool  // stopped because the driver failed (fail)
@@ -339,6 +363,7 @@ type probeRun struct {
 func newProbeRun(pool *pgxpool.Pool, w workload.Workload, cfg Config) *probeRun {
 	r := &probeRun{pool: pool, w: w, cfg: cfg, end: cfg.Warmup + cfg.Duration,
 		stop: make(chan struct{}), prog: make([]atomic.Int64, cfg.Streams)}
+	r.script, _ = w.(workload.Script)
 	r.stopAt.Store(-1)
 	for i := range cfg.Streams {
 		r.streams = append(r.streams, newStream(cfg.Rate/float64(cfg.Streams), cfg.Seed, i))
@@ -352,6 +377,9 @@ func newProbeRun(pool *pgxpool.Pool, w workload.Workload, cfg Config) *probeRun 
 	// The pgx engine's channel is made in run, the loop keeps a queue of its own.
 	r.qcap = min(int(mean+6*math.Sqrt(mean))+cfg.Conns+64, 1<<20)
 	n := int((r.end + time.Second - 1) / time.Second)
+	if cfg.StopIf != nil {
+		r.measured = make([]result.Second, 0, n-int(cfg.Warmup/time.Second))
+	}
 	r.secs = make([]*second, n)
 	for i := range r.secs {
 		r.secs[i] = &second{}
@@ -409,16 +437,26 @@ func (r *probeRun) tallyOf(at time.Duration) *tally {
 // fail stops the probe because the driver itself failed; the result says why.
 func (r *probeRun) fail(reason string) {
 	r.broken.Store(true)
-	r.halt(reason)
+	r.halt(result.CutByServer, reason)
 }
 
-// halt stops issuing at the current offset; the measured window ends there.
-func (r *probeRun) halt(reason string) {
+// halt stops issuing at the current offset; the measured window ends there. by says what
+// stopped the probe (a result.CutBy*, "" for an interruption); the first halt wins.
+func (r *probeRun) halt(by, reason string) {
 	r.stopOnce.Do(func() {
-		r.stopReason = reason
+		r.stopReason, r.stopBy = reason, by
 		r.stopAt.Store(int64(time.Since(r.start)))
 		close(r.stop)
 	})
+}
+
+// windowEnd is the measured window's end as far as it is known now: the stop offset once
+// the probe was halted, else Warmup + Duration.
+func (r *probeRun) windowEnd() time.Duration {
+	if sa := time.Duration(r.stopAt.Load()); sa >= 0 && sa < r.end {
+		return sa
+	}
+	return r.end
 }
 
 // run is the probe proper: schedulers, workers, the window's end, the drain.
@@ -470,7 +508,7 @@ func (r *probeRun) run(ctx context.Context) {
 		select {
 		case <-ctxDone:
 			ctxDone = nil
-			r.halt("interrupted")
+			r.halt("", "interrupted")
 		case <-windowC:
 			windowC = nil
 			if r.stopAt.Load() < 0 {
@@ -497,6 +535,7 @@ func (r *probeRun) run(ctx context.Context) {
 			return
 		case <-tick.C:
 			r.finalize(false)
+			r.askStopIf()
 			last = r.progress(last)
 			r.watchServer()
 			r.threads.tick()
@@ -575,19 +614,30 @@ func (r *probeRun) emit(i int, at time.Duration) {
 }
 
 // settle books an arrival's outcome in its phase and second, and in the worker's
-// histograms (wk nil for rejections without a worker).
+// histograms (wk nil for rejections without a worker). A commit also counts by when it
+// ended (a.at + lat): inside the measured window, or after it for a measured arrival.
 func (r *probeRun) settle(a arrival, wk *worker, ok bool, c result.Class, wait, svc, lat time.Duration) {
 	t := r.tallyOf(a.at)
 	if ok {
 		t.committed.Add(1)
 		r.committed.Add(1)
+		// A commit that ends while a halt is storing its offset may be placed on the wrong
+		// side of it: a race of nanoseconds, for one transaction at most per worker.
+		switch end := a.at + lat; {
+		case end >= r.windowEnd():
+			if t == &r.meas {
+				r.drainCommitted.Add(1)
+			}
+		case end >= r.cfg.Warmup:
+			r.inWindow.Add(1)
+		}
 	} else {
 		t.failed[c].Add(1)
 		if c == result.Connection {
 			r.connFails.Add(1)
 		}
 		if t == &r.meas && r.cfg.ErrorBudget > 0 && t.bad() > r.cfg.ErrorBudget && !r.budgetHit.Swap(true) {
-			r.halt(fmt.Sprintf("errors exceeded the probe's budget of %d", r.cfg.ErrorBudget))
+			r.halt(result.CutByErrors, fmt.Sprintf("errors exceeded the probe's budget of %d", r.cfg.ErrorBudget))
 		}
 	}
 	r.secs[a.at/time.Second].settle(ok, c, wait, lat)
@@ -626,13 +676,22 @@ func (r *probeRun) work(wk *worker) {
 			}
 			wk.hold(c)
 		}
+		if r.script != nil {
+			r.script.Start(&wk.tx, wk.rng) // once per arrival: a retry sends the same values
+		}
 		var err error
 		for try := 1; ; try++ {
-			err = r.w.Do(r.doCtx, wk.conn.Conn(), wk.rng)
+			if r.script != nil {
+				err = workload.RunTx(r.doCtx, wk.conn.Conn(), r.script, &wk.tx)
+			} else {
+				err = r.w.Do(r.doCtx, wk.conn.Conn(), wk.rng)
+			}
 			if err == nil || try >= r.cfg.MaxTries || !retryable(Classify(err)) || wk.conn.Conn().IsClosed() {
 				break
 			}
-			wk.retries++
+			if a.at >= r.cfg.Warmup {
+				wk.retries++
+			}
 		}
 		end := time.Now()
 		if err == nil {
@@ -677,7 +736,23 @@ func (r *probeRun) finalize(force bool) {
 			return
 		}
 		r.lastSecond = r.secs[t].out
+		if r.measured != nil && r.lastSecond.Phase == result.PhaseMeasure && len(r.measured) < cap(r.measured) {
+			r.measured = append(r.measured, r.lastSecond)
+		}
 		r.nextFinal++
+	}
+}
+
+// askStopIf asks Config.StopIf about the measured seconds summarised so far, when there
+// are new ones, the window is still open and nothing is stopping the probe; a decided
+// trend halts it.
+func (r *probeRun) askStopIf() {
+	if r.cfg.StopIf == nil || len(r.measured) == r.stopIfAsked || r.stopAt.Load() >= 0 || time.Since(r.start) >= r.end {
+		return
+	}
+	r.stopIfAsked = len(r.measured)
+	if why := r.cfg.StopIf(r.measured[:len(r.measured):len(r.measured)]); why != "" {
+		r.halt(result.CutByTrend, why)
 	}
 }
 
@@ -741,6 +816,6 @@ func (r *probeRun) watchServer() {
 		return
 	}
 	r.gone.Store(true)
-	r.halt(fmt.Sprintf("the server went away: no commit and only connection errors for %v, and a new connection fails: %v",
+	r.halt(result.CutByServer, fmt.Sprintf("the server went away: no commit and only connection errors for %v, and a new connection fails: %v",
 		time.Since(w.since).Round(time.Second), err))
 }
