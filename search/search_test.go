@@ -44,6 +44,26 @@ func trueKnee(s *sim, cfg Config, need int) float64 {
 	return 0
 }
 
+// plainSim hides the simulated server's ShortProber: a search of it does not calibrate
+// (it starts from DefaultStartRate unless told otherwise).
+type plainSim struct{ s *sim }
+
+func (p plainSim) Probe(ctx context.Context, rate float64) (*result.Probe, error) {
+	return p.s.Probe(ctx, rate)
+}
+
+func (p plainSim) ProbeWithLimits(ctx context.Context, rate float64, l Limits) (*result.Probe, error) {
+	return p.s.ProbeWithLimits(ctx, rate, l)
+}
+
+// prober is s as a search sees it: with calibration (ShortProber) or without.
+func prober(s *sim, calibrate bool) Prober {
+	if calibrate {
+		return s
+	}
+	return plainSim{s}
+}
+
 func baseConfig(s *sim) Config {
 	return Config{MaxErrorRate: 0.001, Precision: 0.05, Duration: time.Duration(s.Duration) * time.Second}
 }
@@ -53,10 +73,7 @@ func TestConvergesToTheKnee(t *testing.T) {
 		for seed := uint64(1); seed <= 150; seed++ {
 			s := newSim(seed)
 			cfg := baseConfig(s)
-			if calibrate {
-				cfg.Calibrate = s.calibrator(10)
-			}
-			sw, err := Run(context.Background(), s, cfg, nil)
+			sw, err := Run(context.Background(), prober(s, calibrate), cfg, nil)
 			if err != nil {
 				t.Fatalf("seed %d calibrate=%v: Run: %v", seed, calibrate, err)
 			}
@@ -86,12 +103,9 @@ func TestBracketIsMonotonic(t *testing.T) {
 		for seed := uint64(1); seed <= 100; seed++ {
 			s := newSim(seed)
 			cfg := baseConfig(s)
-			if calibrate {
-				cfg.Calibrate = s.calibrator(10)
-			}
 			var brackets []result.Bracket
 			cfg.OnProbe = func(sw result.Sweep) { brackets = append(brackets, sw.Bracket) }
-			sw, err := Run(context.Background(), s, cfg, nil)
+			sw, err := Run(context.Background(), prober(s, calibrate), cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,12 +130,12 @@ func TestEarlyAbortCutsFailingProbesOnly(t *testing.T) {
 	for seed := uint64(1); seed <= 50; seed++ {
 		s1, s2 := newSim(seed), newSim(seed)
 		cfg := baseConfig(s1)
-		with, err := Run(context.Background(), s1, cfg, nil)
+		with, err := Run(context.Background(), plainSim{s1}, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.NoEarlyAbort = true
-		without, err := Run(context.Background(), s2, cfg, nil)
+		without, err := Run(context.Background(), plainSim{s2}, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,17 +147,22 @@ func TestEarlyAbortCutsFailingProbesOnly(t *testing.T) {
 				t.Errorf("seed %d: probe at %.0f got budget %d, want %d", seed, s1.calls[i], b, want)
 			}
 		}
-		for _, b := range s2.budgets {
-			if b >= 0 {
-				t.Fatalf("seed %d: NoEarlyAbort still passed budget %d", seed, b)
+		for i, b := range s2.budgets {
+			if b >= 0 || s2.stops[i] {
+				t.Fatalf("seed %d: NoEarlyAbort still passed budget %d (trend stop %v)", seed, b, s2.stops[i])
+			}
+		}
+		for i, st := range s1.stops {
+			if !st {
+				t.Errorf("seed %d: probe at %.0f ran without the trend stop", seed, s1.calls[i])
 			}
 		}
 		for _, p := range with.Probes {
 			if p.Verdict == result.Pass && (p.CutShort || p.MeasuredS != p.DurationS) {
 				t.Errorf("seed %d: passing probe at %.0f ran %.0f of %.0f s", seed, p.TargetRate, p.MeasuredS, p.DurationS)
 			}
-			if p.CutShort && p.Verdict != result.Fail {
-				t.Errorf("seed %d: cut probe at %.0f judged %s", seed, p.TargetRate, p.Verdict)
+			if want := map[string]string{result.CutByErrors: result.Fail, result.CutByTrend: result.NotSteady}[p.CutBy]; p.CutShort && p.Verdict != want {
+				t.Errorf("seed %d: probe at %.0f cut by %q judged %s, want %s", seed, p.TargetRate, p.CutBy, p.Verdict, want)
 			}
 		}
 		full += without.ProbeMinutes
@@ -158,7 +177,6 @@ func TestResumeDoesNotRepeatProbes(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		s := newSim(seed)
 		cfg := baseConfig(s)
-		cfg.Calibrate = s.calibrator(10)
 		whole, err := Run(context.Background(), s, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -166,14 +184,13 @@ func TestResumeDoesNotRepeatProbes(t *testing.T) {
 		for k := 1; k < len(whole.Probes); k++ {
 			s2 := newSim(seed)
 			cfg2 := baseConfig(s2)
-			cfg2.Calibrate = func(context.Context) (Calibration, error) {
-				t.Fatalf("resumed search calibrated again")
-				return Calibration{}, nil
-			}
 			cfg2.Estimate = whole.CalibratedRate
 			resumed, err := Run(context.Background(), s2, cfg2, whole.Probes[:k])
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(s2.shorts) > 0 {
+				t.Fatalf("seed %d: resumed search calibrated again (%v)", seed, s2.shorts)
 			}
 			if len(s2.calls) != len(whole.Probes)-k {
 				t.Errorf("seed %d, %d prior probes: resumed search ran %d probes, want %d", seed, k, len(s2.calls), len(whole.Probes)-k)
@@ -189,7 +206,7 @@ func TestResumeDoesNotRepeatProbes(t *testing.T) {
 func TestInterruptThenResume(t *testing.T) {
 	s := newSim(3)
 	cfg := baseConfig(s)
-	whole, err := Run(context.Background(), newSim(3), cfg, nil)
+	whole, err := Run(context.Background(), plainSim{newSim(3)}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,14 +216,14 @@ func TestInterruptThenResume(t *testing.T) {
 			cancel()
 		}
 	}
-	part, err := Run(ctx, s, cfg, nil)
+	part, err := Run(ctx, plainSim{s}, cfg, nil)
 	if !errors.Is(err, context.Canceled) || part.Stop != StopInterrupted || len(part.Probes) != 4 || !part.Probes[3].Interrupted {
 		t.Fatalf("interrupted Run: err %v stop %q probes %d; want context.Canceled, interrupted, 3 probes and an interrupted 4th",
 			err, part.Stop, len(part.Probes))
 	}
 	cfg.OnStart = nil
 	s2 := newSim(3)
-	rest, err := Run(context.Background(), s2, cfg, part.Probes)
+	rest, err := Run(context.Background(), plainSim{s2}, cfg, part.Probes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +252,7 @@ func TestInterruptedProbeIsKeptNotReused(t *testing.T) {
 		t.Errorf("probe-minutes %.2f: the interrupted probe's time must count", part.ProbeMinutes)
 	}
 	s2 := newSim(4)
-	if _, err := Run(context.Background(), s2, baseConfig(s2), part.Probes); err != nil {
+	if _, err := Run(context.Background(), plainSim{s2}, baseConfig(s2), part.Probes); err != nil {
 		t.Fatal(err)
 	}
 	if len(s2.calls) == 0 || s2.calls[0] != part.Probes[2].TargetRate {
@@ -254,7 +271,7 @@ func TestP99SLOLowersTheKnee(t *testing.T) {
 		s := newSim(seed)
 		cfg := baseConfig(s)
 		cfg.P99SLO = 50 * time.Millisecond // base 5 ms / (1-ρ) <= 50 ms  <=>  ρ <= 0.9
-		sw, err := Run(context.Background(), s, cfg, nil)
+		sw, err := Run(context.Background(), plainSim{s}, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,12 +405,12 @@ func TestFaultIsRetriedOnce(t *testing.T) {
 func TestConfirm(t *testing.T) {
 	s := newSim(11)
 	cfg := baseConfig(s)
-	plain, err := Run(context.Background(), newSim(11), cfg, nil)
+	plain, err := Run(context.Background(), plainSim{newSim(11)}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Confirm = 2
-	sw, err := Run(context.Background(), s, cfg, nil)
+	sw, err := Run(context.Background(), plainSim{s}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +424,7 @@ func TestConfirm(t *testing.T) {
 	// passed every time.
 	f := newSim(11)
 	f.FlakyRate = plain.Knee
-	sw, err = Run(context.Background(), f, cfg, nil)
+	sw, err = Run(context.Background(), plainSim{f}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
