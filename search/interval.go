@@ -93,7 +93,7 @@ func logSigmoid(eta float64) float64 {
 
 // steepness is the grid of b the profile starts from: 0 and ± 0.01 … 10⁴, log-spaced.
 var steepness = func() []float64 {
-	const k = 20
+	const k = 14
 	g := make([]float64, 0, 2*k+1)
 	for i := k - 1; i >= 0; i-- {
 		g = append(g, -math.Exp(math.Log(0.01)+float64(i)*math.Log(1e6)/(k-1)))
@@ -116,7 +116,7 @@ func (d logit) profile(m float64) float64 {
 	}
 	a, c := steepness[max(k-1, 0)], steepness[min(k+1, len(steepness)-1)]
 	f := func(b float64) float64 { return d.pll(m, b) }
-	_, v := goldenMax(f, a, c, 30)
+	_, v := goldenMax(f, a, c, 25)
 	return max(best, v)
 }
 
@@ -165,7 +165,7 @@ func fitLogistic(rates, ys []float64, widen float64) (lo, mid, hi float64) {
 		d.x[i] = (r - mean) / sc
 	}
 	xlo, xhi := (rmin-widen-mean)/sc, (rmax+widen-mean)/sc
-	const grid = 80
+	const grid = 60
 	step := (xhi - xlo) / grid
 	prof := make([]float64, grid+1)
 	kBest := 0
@@ -207,7 +207,7 @@ func fitLogistic(rates, ys []float64, widen float64) (lo, mid, hi float64) {
 
 // crossing bisects between out (not in the interval) and in (in it) for the boundary.
 func crossing(in func(float64) bool, out, inside float64) float64 {
-	for i := 0; i < 30; i++ {
+	for i := 0; i < 20; i++ {
 		m := (out + inside) / 2
 		if in(m) {
 			inside = m

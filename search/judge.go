@@ -95,8 +95,8 @@ type SteadyRule struct {
 	// StopConfidence is the early stop's two-sided level; default DefaultStopConfidence,
 	// at least Confidence.
 	StopConfidence float64
-	Confidence float64 // two-sided level of the slope's interval; default DefaultSteadyConfidence
-	Off        bool    // judge by errors (and the SLO) only, e.g. to compare with pgbench
+	Confidence     float64 // two-sided level of the slope's interval; default DefaultSteadyConfidence
+	Off            bool    // judge by errors (and the SLO) only, e.g. to compare with pgbench
 }
 
 func (r SteadyRule) withDefaults() SteadyRule {
@@ -128,7 +128,7 @@ func measured(series []result.Second, f func(result.Second) float64) []float64 {
 	return v
 }
 
-func queueWait(s result.Second) float64 { return s.QueueWaitP99Ms }
+func queueWait(s result.Second) float64  { return s.QueueWaitP99Ms }
 func latencyP99(s result.Second) float64 { return s.P99Ms }
 func schedLag(s result.Second) float64   { return s.SchedLagP99Ms }
 

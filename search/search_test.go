@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -475,5 +476,128 @@ func TestBudget(t *testing.T) {
 		if got := Budget(tc.er, tc.rate, tc.d); got != tc.want {
 			t.Errorf("Budget(%g, %g, %v) = %d, want %d", tc.er, tc.rate, tc.d, got, tc.want)
 		}
+	}
+}
+
+// TestRepeatsMoveTheKnee: repeats at the final edges count by majority and move the
+// bracket either way, then the search bisects again and repeats at the new edges.
+func TestRepeatsMoveTheKnee(t *testing.T) {
+	for seed := uint64(11); seed <= 20; seed++ {
+		s := newSim(seed)
+		cfg := baseConfig(s)
+		plain, err := Run(context.Background(), plainSim{newSim(seed)}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Repeats = 3
+		for _, tc := range []struct {
+			name string
+			mod  func(s *sim)
+			want func(knee float64) bool
+			says string
+		}{
+			{"steady server", func(*sim) {}, func(k float64) bool { return k >= plain.Knee*(1-cfg.Precision) && k <= plain.Bracket.Hi }, "about the plain knee"},
+			{"the knee fails its repeats", func(s *sim) { s.FlakyRate = plain.Knee }, func(k float64) bool { return k > 0 && k < plain.Knee }, "below the plain knee"},
+			{"the first fail above the knee was unlucky", func(s *sim) { s.Boost = map[float64]bool{plain.Knee: true, plain.Bracket.Hi: true} }, func(k float64) bool { return k >= plain.Bracket.Hi }, "at or above the plain bracket's hi"},
+		} {
+			s := newSim(seed)
+			tc.mod(s)
+			sw, err := Run(context.Background(), plainSim{s}, cfg, nil)
+			call := fmt.Sprintf("seed %d, %s: Run(Repeats 3) (plain knee %.0f, bracket %+v)", seed, tc.name, plain.Knee, plain.Bracket)
+			if err != nil {
+				t.Fatalf("%s: %v", call, err)
+			}
+			if !tc.want(sw.Knee) || sw.Stop != StopConfirmed || !sw.Converged || sw.Repeats != 3 || sw.Bracket.Lo != sw.Knee {
+				t.Errorf("%s = knee %.0f bracket %+v stop %q converged %v repeats %d; want knee %s, stop %q",
+					call, sw.Knee, sw.Bracket, sw.Stop, sw.Converged, sw.Repeats, tc.says, StopConfirmed)
+				continue
+			}
+			// Both final edges were probed 3 times, and their majorities agree with the bracket.
+			n, pass := map[float64]int{}, map[float64]int{}
+			for _, p := range sw.Probes {
+				n[p.TargetRate]++
+				if p.Verdict == result.Pass {
+					pass[p.TargetRate]++
+				}
+			}
+			b := sw.Bracket
+			if n[b.Lo] < 3 || n[b.Hi] < 3 || 2*pass[b.Lo] <= n[b.Lo] || 2*pass[b.Hi] > n[b.Hi] {
+				t.Errorf("%s: edges %+v probed %d and %d times, passed %d and %d; want 3 each, lo's majority pass, hi's fail",
+					call, b, n[b.Lo], n[b.Hi], pass[b.Lo], pass[b.Hi])
+			}
+			if (b.Hi-b.Lo)/b.Lo > cfg.Precision && round((b.Lo+b.Hi)/2) > b.Lo && round((b.Lo+b.Hi)/2) < b.Hi {
+				t.Errorf("%s: bracket %+v not within the precision after the repeats", call, b)
+			}
+			if iv := sw.Interval; iv == nil || iv.Lo > b.Hi || iv.Hi < b.Lo {
+				t.Errorf("%s: interval %+v does not meet the bracket %+v", call, iv, b)
+			}
+		}
+	}
+	// MaxProbes bounds the repeats.
+	s := newSim(11)
+	s.FlakyRate = 0 // steady
+	cfg := baseConfig(s)
+	cfg.Repeats, cfg.MaxProbes = 5, 8
+	sw, err := Run(context.Background(), plainSim{s}, cfg, nil)
+	if err != nil || sw.Stop != StopMaxProbes || len(sw.Probes) != 8 || sw.Converged {
+		t.Errorf("Run(Repeats 5, MaxProbes 8) = err %v, stop %q, %d probes, converged %v; want max_probes after 8", err, sw.Stop, len(sw.Probes), sw.Converged)
+	}
+}
+
+// TestSweepInterval: a converged search reports an interval around its bracket.
+func TestSweepInterval(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		s := newSim(seed)
+		sw, err := Run(context.Background(), s, baseConfig(s), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, iv := sw.Bracket, sw.Interval
+		mid := (b.Lo + b.Hi) / 2
+		w := b.Hi - b.Lo
+		lo, hi := math.Inf(1), 0.0
+		for _, p := range sw.Probes {
+			lo, hi = min(lo, p.TargetRate), max(hi, p.TargetRate)
+		}
+		if iv == nil || iv.Lo > mid || iv.Hi < mid || iv.Lo < lo-w-1e-6 || iv.Hi > hi+w+1e-6 || iv.Level != 0.9 {
+			t.Errorf("seed %d: interval %+v, bracket %+v, probes %.0f..%.0f; want it around %.1f within the widened range", seed, iv, b, lo, hi, mid)
+		}
+	}
+}
+
+// TestCalibration: a ShortProber is calibrated with short probes from 250/s ×4 until one
+// saturates; StartFrom skips the calibration and starts at the previous knee.
+func TestCalibration(t *testing.T) {
+	s := &sim{C: 5000, Seed: 1, Warmup: 30, Duration: 420, Noise: 0.01}
+	cfg := Config{MaxErrorRate: 0.001, Duration: 420 * time.Second, Warmup: 30 * time.Second}
+	var announced []float64
+	cfg.OnCalibrate = func(r float64) { announced = append(announced, r) }
+	sw, err := Run(context.Background(), s, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{250, 1000, 4000, 16000}
+	if fmt.Sprint(s.shorts) != fmt.Sprint(want) || fmt.Sprint(announced) != fmt.Sprint(want) {
+		t.Errorf("calibration probes at %v (announced %v), want %v", s.shorts, announced, want)
+	}
+	if sw.CalibratedRate < 4500 || sw.CalibratedRate > 5500 || sw.Probes[0].TargetRate != round(CalibratedStart*sw.CalibratedRate) {
+		t.Errorf("calibrated rate %.0f, first probe %.0f; want about 5000 and %.0f × it", sw.CalibratedRate, sw.Probes[0].TargetRate, CalibratedStart)
+	}
+	probeSecs := 0.0
+	for _, p := range sw.Probes {
+		probeSecs += p.WarmupS + p.MeasuredS
+	}
+	if cal := 60*sw.ProbeMinutes - probeSecs; math.Abs(cal-4*10) > 1e-6 {
+		t.Errorf("calibration counted %.1f s in the probe-minutes, want 4 probes × (5 s warm-up + 5 s)", cal)
+	}
+	s = &sim{C: 5000, Seed: 1, Warmup: 30, Duration: 420, Noise: 0.01}
+	cfg.StartFrom = 4700
+	sw, err = Run(context.Background(), s, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.shorts) != 0 || sw.CalibratedRate != 0 || sw.Probes[0].TargetRate != 4700 || sw.Probes[1].TargetRate != round(4700*1.2) || !sw.Converged {
+		t.Errorf("StartFrom 4700: calibration %v, calibrated %.0f, first probes %.0f, %.0f, converged %v; want none, 4700 then 5640",
+			s.shorts, sw.CalibratedRate, sw.Probes[0].TargetRate, sw.Probes[1].TargetRate, sw.Converged)
 	}
 }

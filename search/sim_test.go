@@ -39,6 +39,9 @@ type sim struct {
 	// FlakyFrom: when FlakyRate is set, the attempt from which probes at it fail
 	// (default 1: every probe after the first).
 	FlakyFrom int
+	// Boost: every probe at one of these rates after the first sees 1.5 × the capacity
+	// (an unlucky first probe: repeats move the knee up).
+	Boost map[float64]bool
 	// Capacities, when set, overrides C per rate (a server whose knee the repeats test
 	// moves): probes at a listed rate see that capacity.
 	Capacities map[float64]float64
@@ -103,6 +106,9 @@ func (s *sim) ProbeWithLimits(ctx context.Context, rate float64, l Limits) (*res
 	factor := 1 + s.Noise*rng.NormFloat64()
 	if s.FlakyRate == rate && attempt >= max(s.FlakyFrom, 1) {
 		factor = 0.5
+	}
+	if s.Boost[rate] && attempt > 0 {
+		factor = 1.5
 	}
 	C := s.C
 	if c, ok := s.Capacities[rate]; ok {
