@@ -83,9 +83,9 @@ const (
 //   - the whole window, or its last half (a queue that starts to grow late), is growing
 //     against LimitShare × pool wait over one more probe length (the end test);
 //   - some first k seconds (k every second up to 20 s, then every 5 % of the window so
-//     far) were already decided: growing against StopShare × pool wait over
-//     the rest of the window plus one more probe length (the test StopIf applies while
-//     the probe runs), so a probe run in full gets the verdict an early stop would have
+//     far) were already decided: growing, with slopeLo from the StopConfidence interval,
+//     against StopShare × pool wait over the rest of the window plus one more probe
+//     length (the test StopIf applies while the probe runs), so a probe run in full gets the verdict an early stop would have
 //     given it even when its queue later collapsed.
 //
 // The queue wait is judged first, then the latency p99; the first growing one decides.
@@ -107,13 +107,13 @@ func (r SteadyRule) withDefaults() SteadyRule {
 		r.StopShare = DefaultStopShare
 	}
 	r.StopShare = max(r.StopShare, r.LimitShare)
+	if r.Confidence <= 0 || r.Confidence >= 1 {
+		r.Confidence = DefaultSteadyConfidence
+	}
 	if r.StopConfidence <= 0 || r.StopConfidence >= 1 {
 		r.StopConfidence = DefaultStopConfidence
 	}
 	r.StopConfidence = max(r.StopConfidence, r.Confidence)
-	if r.Confidence <= 0 || r.Confidence >= 1 {
-		r.Confidence = DefaultSteadyConfidence
-	}
 	return r
 }
 
@@ -239,7 +239,7 @@ func (r SteadyRule) decided(name string, y []float64, pw, L float64) (*result.St
 	proj, limit := t.level+t.lo*h, r.StopShare*pw
 	if t.lo > 0 && proj > limit {
 		return r.figures(name, t, proj, limit, r.StopConfidence, SteadyGrowing),
-			fmt.Sprintf("%s grew %s ms/s (%s CI %s-%s) to %s ms in %d s; projected %s ms after another %v, over %s the %v pool wait",
+			fmt.Sprintf("%s grew %s ms/s (%s CI %s-%s) to %s ms in the first %d s; projected %s ms after another %v, over %s the %v pool wait",
 				seriesLabel[name], num(t.slope), pct(r.StopConfidence), num(t.lo), num(t.hi), num(t.level), len(y),
 				num(proj), secs(h), share(r.StopShare), secs(pw/1000))
 	}
