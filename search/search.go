@@ -476,10 +476,6 @@ func (s *searcher) update() {
 func (s *searcher) finish() {
 	s.update()
 	b := s.sweep.Bracket
-	if s.sweep.Converged && !s.narrow(b) && b.Lo > 0 && b.Hi > 0 {
-		// cannot happen with whole-number rates unless they could not split: keep it honest
-		s.sweep.Converged = round((b.Lo+b.Hi)/2) <= b.Lo || round((b.Lo+b.Hi)/2) >= b.Hi
-	}
 	widen := b.Hi - b.Lo
 	if b.Lo == 0 || b.Hi == 0 {
 		widen = 0
