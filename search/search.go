@@ -17,16 +17,42 @@ type Prober interface {
 	Probe(ctx context.Context, rate float64) (*result.Probe, error)
 }
 
-// BudgetProber is the optional ability to stop a probe early: the prober ends the probe
-// (marking it CutShort) as soon as the failed plus rejected arrivals in its measured
-// window exceed budget, since it can no longer pass. A negative budget means no early
-// abort. The search calls it instead of Probe when the prober has it and early abort is on.
+// Limits are what the search asks a prober to stop a probe early for: either can only
+// cut a probe that would fail, so passing probes always run their full length.
+type Limits struct {
+	// Budget is the error budget: the prober ends the probe (CutShort, CutBy
+	// result.CutByErrors) as soon as the failed plus rejected arrivals of its measured
+	// window exceed it, since it can no longer pass. < 0 = no budget.
+	Budget int64
+	// StopIf, when set, is called about once a second with the measured seconds finalized
+	// so far; a non-empty reason ends the probe (CutShort, CutBy result.CutByTrend,
+	// CutReason the reason): its growth is decided (see SteadyRule.StopIf).
+	StopIf func(measured []result.Second) string
+}
+
+// LimitedProber is the optional ability to stop a probe early (Limits). The search calls
+// it instead of Probe when the prober has it; early abort off (or no Duration) gives
+// Limits{Budget: -1}.
+type LimitedProber interface {
+	ProbeWithLimits(ctx context.Context, rate float64, l Limits) (*result.Probe, error)
+}
+
+// BudgetProber is the older, budget-only form of LimitedProber, still honoured when a
+// prober lacks ProbeWithLimits. Deprecated: implement LimitedProber.
 type BudgetProber interface {
 	ProbeWithBudget(ctx context.Context, rate float64, budget int64) (*result.Probe, error)
 }
 
-// Calibration is a quick closed-loop (or saturating) estimate of the server's maximum
-// throughput, used to start the bracket near the knee instead of growing from a low rate.
+// ShortProber is the optional ability to run a short probe (a warm-up and measured window
+// of the given lengths, no limits) prepared exactly as a real probe (same data restore,
+// history back-fill and checkpoint), so the calibration sees the probes' warm state. The
+// search calibrates with it (see Calibrate) when StartRate, StartFrom and Estimate are 0.
+type ShortProber interface {
+	ProbeShort(ctx context.Context, rate float64, warmup, measured time.Duration) (*result.Probe, error)
+}
+
+// Calibration is a quick estimate of the server's maximum throughput, used to start the
+// bracket near the knee instead of growing from a low rate.
 type Calibration struct {
 	Rate    float64 // estimated maximum throughput, tx/s
 	Seconds float64 // what the calibration cost, added to the sweep's probe-minutes
@@ -44,13 +70,14 @@ const (
 	// DefaultMaxRate: a search that still passes here stops (the bracket never closed).
 	DefaultMaxRate = 1e7
 	// CalibratedStart is the fraction of the calibration estimate probed first: an
-	// open-loop knee sits below the closed-loop maximum.
+	// open-loop knee sits below the saturated throughput.
 	CalibratedStart = 0.8
 )
 
 // Stop reasons recorded in result.Sweep.Stop.
 const (
-	StopConverged     = "converged"
+	StopConverged = "converged"
+	// StopConfirmed: converged, and each final edge was probed Repeats times in all.
 	StopConfirmed     = "converged and confirmed"
 	StopDriverLimited = "driver_limited"
 	StopFault         = "fault"
@@ -62,12 +89,16 @@ const (
 
 // Config is one search's rules.
 type Config struct {
-	// StartRate is the first probe's rate; 0 = calibrate (Calibrate or Estimate), else
-	// DefaultStartRate.
+	// StartRate is the first probe's rate; 0 = StartFrom, else Estimate, else calibrate
+	// (ShortProber, or Calibrate), else DefaultStartRate.
 	StartRate float64
+	// StartFrom is a previous knee of the same sweep (--start-from): the first probe runs
+	// at it, with the fine step, and there is no calibration.
+	StartFrom float64
 	// Growth multiplies the rate while every probe passes (and divides it while every
-	// probe fails) until the bracket closes; default 2. After a calibration the step is
-	// 1 + 4 × Precision (at most Growth), since the estimate is already near the knee.
+	// probe fails) until the bracket closes; default 2. Started from a calibration or
+	// StartFrom the step is 1 + 4 × Precision (at most Growth), since the start is
+	// already near the knee.
 	Growth float64
 	// Precision ends the bisection when (hi - lo) / lo <= Precision; default 0.05.
 	Precision float64
@@ -75,26 +106,42 @@ type Config struct {
 	MaxErrorRate float64
 	// P99SLO, when > 0, also requires p99 latency (intended start to commit) <= it.
 	P99SLO time.Duration
-	// Confirm repeats the probes at the final bracket's edges this many times; the knee
-	// is the highest rate that passed every time it was probed.
+	// Repeats is how many times in all each final edge of the bracket is probed (0 or 1:
+	// once). A rate counts by the majority of its verdicts, so repeats can move the
+	// bracket down (lo's majority failed) or up (hi's majority passed); the search then
+	// bisects again and repeats at the new edges. See Run for the knee.
+	Repeats int
+	// Confirm is the older form of Repeats: Confirm extra probes per edge, i.e. Repeats
+	// at least Confirm + 1. Deprecated: set Repeats.
 	Confirm int
 	// MaxProbes bounds the probes (repeats and retries included); default 40.
 	MaxProbes int
 	// MinRate and MaxRate bound the rates probed (defaults DefaultMinRate, DefaultMaxRate).
 	MinRate, MaxRate float64
 
-	// Duration is each probe's measured window, used for the error budget
-	// floor(MaxErrorRate × rate × Duration); 0 disables early abort.
+	// Duration is each probe's measured window: the error budget is
+	// floor(MaxErrorRate × rate × Duration), and the steady-state rule projects one
+	// Duration ahead; 0 disables early abort.
 	Duration time.Duration
-	// NoEarlyAbort turns the error budget off: every probe runs its full length.
+	// Warmup is each probe's warm-up; the calibration's short probes warm up for
+	// min(Warmup, 5 s).
+	Warmup time.Duration
+	// PoolWait is how long an arrival may wait for a connection before it is rejected
+	// (the driver's --pool-wait): the steady-state rule's yardstick. Default the probe's
+	// own, else DefaultPoolWait.
+	PoolWait time.Duration
+	// NoEarlyAbort turns the early stops off (error budget and trend): every probe runs
+	// its full length.
 	NoEarlyAbort bool
 
-	// Calibrate, when set and StartRate is 0, estimates the maximum throughput before the
-	// first probe.
+	// Calibrate, when set, is used instead of a ShortProber's calibration. Deprecated:
+	// implement ShortProber; kept for callers and tests without one.
 	Calibrate func(ctx context.Context) (Calibration, error)
-	// Estimate is a calibration already made (a resumed search): used instead of calling
-	// Calibrate, so a resumed search retraces the same rates.
+	// Estimate is a calibration already made (a resumed search): used instead of
+	// calibrating, so a resumed search retraces the same rates.
 	Estimate float64
+	// OnCalibrate, when set, is called before each calibration probe with its rate.
+	OnCalibrate func(rate float64)
 
 	// Steady is the not_steady rule.
 	Steady SteadyRule
@@ -124,6 +171,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxRate <= 0 {
 		c.MaxRate = DefaultMaxRate
 	}
+	c.Repeats = max(c.Repeats, c.Confirm+1, 1)
 	return c
 }
 
@@ -150,16 +198,26 @@ type searcher struct {
 // prior probe already measured, it reuses that probe (judged again under cfg) instead of
 // running it; prior faults and interrupted probes are not reused.
 //
-// The returned sweep has every probe, the bracket, the knee (the highest passing rate,
-// or the highest that passed every repeat with Confirm), the stop reason and the
-// probe-minutes (warm-up and calibration included). Workload and SyncCommit are left for
-// the caller. On interruption Run returns the sweep so far with Stop "interrupted" and
-// the context's error; a probe interrupted midway is kept, marked Interrupted, and not
-// judged.
+// Each probed rate counts by the majority of its pass/fail verdicts: it passed when more
+// than half of them passed (a tie is a fail: conservative). The bracket's hi is the lowest
+// rate whose majority failed, its lo the highest rate below hi whose majority passed,
+// and the knee is lo: the highest rate that passed with every lower probed rate passing
+// too. A pass above a failing rate does not count, so the knee never rises past a rate
+// the server failed. After the bracket is within Precision, each edge is probed until
+// it has Repeats verdicts; when that moves an edge the search bisects again.
+//
+// The returned sweep has every probe, the bracket, the knee, the interval (see
+// KneeInterval), the stop reason and the probe-minutes (warm-up and calibration
+// included). Workload, SyncCommit and StartFrom are left for the caller. On interruption
+// Run returns the sweep so far with Stop "interrupted" and the context's error; a probe
+// interrupted midway is kept, marked Interrupted, and not judged.
 func Run(ctx context.Context, p Prober, cfg Config, prior []result.Probe) (result.Sweep, error) {
 	cfg = cfg.withDefaults()
 	s := &searcher{p: p, cfg: cfg, prior: map[float64][]result.Probe{},
 		passes: map[float64]int{}, fails: map[float64]int{}}
+	if cfg.Repeats > 1 {
+		s.sweep.Repeats = cfg.Repeats
+	}
 	for _, pp := range prior {
 		if pp.Interrupted || pp.Verdict == result.Fault || pp.Error != "" || pp.Verdict == "" {
 			continue
@@ -174,89 +232,117 @@ func Run(ctx context.Context, p Prober, cfg Config, prior []result.Probe) (resul
 // errStop ends the search without an error to return.
 var errStop = errors.New("search stopped")
 
+// start returns the first rate and the step of the bracket's growth.
+func (s *searcher) start(ctx context.Context) (rate, step float64, err error) {
+	cfg := s.cfg
+	fine := min(cfg.Growth, 1+4*cfg.Precision)
+	switch {
+	case cfg.StartRate > 0:
+		return cfg.StartRate, cfg.Growth, nil
+	case cfg.StartFrom > 0:
+		return round(cfg.StartFrom), fine, nil
+	}
+	est := cfg.Estimate
+	if est <= 0 {
+		var c Calibration
+		sp, ok := s.p.(ShortProber)
+		switch {
+		case cfg.Calibrate != nil:
+			c, err = cfg.Calibrate(ctx)
+		case ok:
+			c, err = Calibrate(ctx, sp, cfg)
+		}
+		s.calSeconds = c.Seconds
+		if err != nil {
+			if ctx.Err() != nil {
+				s.sweep.Stop = StopInterrupted
+				return 0, 0, ctx.Err()
+			}
+			return 0, 0, fmt.Errorf("calibration: %w", err)
+		}
+		est = c.Rate
+	}
+	if est > 0 {
+		s.sweep.CalibratedRate = est
+		return round(CalibratedStart * est), fine, nil
+	}
+	return DefaultStartRate, cfg.Growth, nil
+}
+
 func (s *searcher) run(ctx context.Context) error {
 	cfg := s.cfg
-	rate, step := cfg.StartRate, cfg.Growth
-	if rate <= 0 {
-		est := cfg.Estimate
-		if est <= 0 && cfg.Calibrate != nil {
-			c, err := cfg.Calibrate(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					s.sweep.Stop = StopInterrupted
-					return ctx.Err()
-				}
-				return fmt.Errorf("calibration: %w", err)
-			}
-			est = c.Rate
-			s.calSeconds = c.Seconds
-		}
-		if est > 0 {
-			s.sweep.CalibratedRate = est
-			rate = round(CalibratedStart * est)
-			step = min(cfg.Growth, 1+4*cfg.Precision)
-		} else {
-			rate = DefaultStartRate
-		}
+	rate, step, err := s.start(ctx)
+	if err != nil {
+		return err
 	}
 	rate = min(max(rate, cfg.MinRate), cfg.MaxRate)
-	b := &s.sweep.Bracket
-
-	// Bracket, then bisect.
-	for !s.narrow() {
-		v, err := s.probe(ctx, rate)
-		if err != nil {
+	for {
+		if _, err := s.probe(ctx, rate); err != nil {
 			return s.stopped(err)
 		}
-		if v == result.Pass {
-			b.Lo = rate
-		} else {
-			b.Hi = rate
-		}
+		b := s.bracket()
+		s.sweep.Bracket = b
 		s.notify()
 		switch {
 		case b.Hi == 0:
-			if rate >= cfg.MaxRate {
+			if b.Lo >= cfg.MaxRate {
 				s.sweep.Stop = StopMaxRate
 				return nil
 			}
-			rate = min(round(rate*step), cfg.MaxRate)
+			rate = min(round(b.Lo*step), cfg.MaxRate)
+			continue
 		case b.Lo == 0:
-			if rate <= cfg.MinRate {
+			if b.Hi <= cfg.MinRate {
 				s.sweep.Stop = StopNoPass
 				return nil
 			}
-			rate = max(round(rate/step), cfg.MinRate)
-		default:
+			rate = max(round(b.Hi/step), cfg.MinRate)
+			continue
+		}
+		if !s.narrow(b) {
 			rate = round((b.Lo + b.Hi) / 2)
-			if rate <= b.Lo || rate >= b.Hi { // rates are whole tx/s: cannot split further
-				s.sweep.Stop = StopConverged
-				s.sweep.Converged = true
-				return nil
+			if rate > b.Lo && rate < b.Hi {
+				continue
 			}
+			// rates are whole tx/s: the bracket cannot split further
 		}
+		// Converged: repeat an edge that has fewer than Repeats verdicts, lo first.
+		if n := s.passes[b.Lo] + s.fails[b.Lo]; n < cfg.Repeats {
+			rate = b.Lo
+			continue
+		}
+		if n := s.passes[b.Hi] + s.fails[b.Hi]; n < cfg.Repeats {
+			rate = b.Hi
+			continue
+		}
+		s.sweep.Converged = true
+		s.sweep.Stop = StopConverged
+		if cfg.Repeats > 1 {
+			s.sweep.Stop = StopConfirmed
+		}
+		return nil
 	}
-	s.sweep.Converged = true
-	s.sweep.Stop = StopConverged
+}
 
-	// Confirm: repeat both edges; a rate that fails any repeat no longer counts as passing.
-	if cfg.Confirm > 0 {
-		for i := 0; i < cfg.Confirm; i++ {
-			for _, r := range []float64{b.Lo, b.Hi} {
-				if _, err := s.probe(ctx, r); err != nil {
-					return s.stopped(err)
-				}
-				s.notify()
-			}
+// bracket is the bracket by majority (see Run): hi the lowest rate whose majority
+// failed, lo the highest rate below it whose majority passed; 0 for none.
+func (s *searcher) bracket() result.Bracket {
+	var b result.Bracket
+	for r, f := range s.fails {
+		if f >= s.passes[r] && (b.Hi == 0 || r < b.Hi) {
+			b.Hi = r
 		}
-		s.sweep.Stop = StopConfirmed
 	}
-	return nil
+	for r, n := range s.passes {
+		if n > s.fails[r] && r > b.Lo && (b.Hi == 0 || r < b.Hi) {
+			b.Lo = r
+		}
+	}
+	return b
 }
 
 // narrow reports whether the bracket is closed and within the precision.
-func (s *searcher) narrow() bool {
-	b := s.sweep.Bracket
+func (s *searcher) narrow(b result.Bracket) bool {
 	return b.Lo > 0 && b.Hi > 0 && (b.Hi-b.Lo)/b.Lo <= s.cfg.Precision
 }
 
@@ -309,6 +395,15 @@ func (s *searcher) probe(ctx context.Context, rate float64) (string, error) {
 	}
 }
 
+// limits are the early stops of a probe at rate.
+func (s *searcher) limits(rate float64) Limits {
+	if s.cfg.NoEarlyAbort || s.cfg.Duration <= 0 {
+		return Limits{Budget: -1}
+	}
+	return Limits{Budget: Budget(s.cfg.MaxErrorRate, rate, s.cfg.Duration),
+		StopIf: s.cfg.Steady.StopIf(s.cfg.PoolWait, s.cfg.Duration)}
+}
+
 // one runs one probe at rate, or takes a prior probe at that rate, and judges it.
 func (s *searcher) one(ctx context.Context, rate float64) (*result.Probe, error) {
 	if q := s.prior[rate]; len(q) > 0 {
@@ -327,10 +422,12 @@ func (s *searcher) one(ctx context.Context, rate float64) (*result.Probe, error)
 		p   *result.Probe
 		err error
 	)
-	bp, ok := s.p.(BudgetProber)
-	if ok && !s.cfg.NoEarlyAbort && s.cfg.Duration > 0 {
-		p, err = bp.ProbeWithBudget(ctx, rate, Budget(s.cfg.MaxErrorRate, rate, s.cfg.Duration))
-	} else {
+	switch pr := s.p.(type) {
+	case LimitedProber:
+		p, err = pr.ProbeWithLimits(ctx, rate, s.limits(rate))
+	case BudgetProber:
+		p, err = pr.ProbeWithBudget(ctx, rate, s.limits(rate).Budget)
+	default:
 		p, err = s.p.Probe(ctx, rate)
 	}
 	if p == nil {
@@ -364,15 +461,10 @@ func (s *searcher) notify() {
 	s.cfg.OnProbe(snap)
 }
 
-// update recomputes the knee and probe-minutes from the probes so far.
+// update recomputes the bracket, knee and probe-minutes from the probes so far.
 func (s *searcher) update() {
-	knee := 0.0
-	for r, n := range s.passes {
-		if n > 0 && s.fails[r] == 0 && r > knee {
-			knee = r
-		}
-	}
-	s.sweep.Knee = knee
+	s.sweep.Bracket = s.bracket()
+	s.sweep.Knee = s.sweep.Bracket.Lo
 	secs := s.calSeconds
 	for _, p := range s.sweep.Probes {
 		secs += p.WarmupS + p.MeasuredS
@@ -380,23 +472,15 @@ func (s *searcher) update() {
 	s.sweep.ProbeMinutes = secs / 60
 }
 
-// finish fills the knee and cost once the search ends.
+// finish fills the knee, bracket, interval and cost once the search ends.
 func (s *searcher) finish() {
 	s.update()
-	b := &s.sweep.Bracket
-	if b.Lo != s.sweep.Knee { // a confirm repeat failed at lo: the knee moved down
-		hi := b.Hi
-		for r, n := range s.fails {
-			if n > 0 && r > s.sweep.Knee && (hi == 0 || r < hi) {
-				hi = r
-			}
-		}
-		*b = result.Bracket{Lo: s.sweep.Knee, Hi: hi}
-		s.sweep.Converged = s.sweep.Knee > 0 && hi > 0 && (hi-s.sweep.Knee)/s.sweep.Knee <= s.cfg.Precision
-		if s.sweep.Stop == StopConfirmed {
-			s.sweep.Stop = "confirm lowered the knee"
-		}
+	b := s.sweep.Bracket
+	widen := b.Hi - b.Lo
+	if b.Lo == 0 || b.Hi == 0 {
+		widen = 0
 	}
+	s.sweep.Interval = KneeInterval(s.sweep.Probes, widen)
 }
 
 // round keeps probe rates at whole transactions per second (so resumed searches match

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -44,6 +45,26 @@ func trueKnee(s *sim, cfg Config, need int) float64 {
 	return 0
 }
 
+// plainSim hides the simulated server's ShortProber: a search of it does not calibrate
+// (it starts from DefaultStartRate unless told otherwise).
+type plainSim struct{ s *sim }
+
+func (p plainSim) Probe(ctx context.Context, rate float64) (*result.Probe, error) {
+	return p.s.Probe(ctx, rate)
+}
+
+func (p plainSim) ProbeWithLimits(ctx context.Context, rate float64, l Limits) (*result.Probe, error) {
+	return p.s.ProbeWithLimits(ctx, rate, l)
+}
+
+// prober is s as a search sees it: with calibration (ShortProber) or without.
+func prober(s *sim, calibrate bool) Prober {
+	if calibrate {
+		return s
+	}
+	return plainSim{s}
+}
+
 func baseConfig(s *sim) Config {
 	return Config{MaxErrorRate: 0.001, Precision: 0.05, Duration: time.Duration(s.Duration) * time.Second}
 }
@@ -53,10 +74,7 @@ func TestConvergesToTheKnee(t *testing.T) {
 		for seed := uint64(1); seed <= 150; seed++ {
 			s := newSim(seed)
 			cfg := baseConfig(s)
-			if calibrate {
-				cfg.Calibrate = s.calibrator(10)
-			}
-			sw, err := Run(context.Background(), s, cfg, nil)
+			sw, err := Run(context.Background(), prober(s, calibrate), cfg, nil)
 			if err != nil {
 				t.Fatalf("seed %d calibrate=%v: Run: %v", seed, calibrate, err)
 			}
@@ -86,12 +104,9 @@ func TestBracketIsMonotonic(t *testing.T) {
 		for seed := uint64(1); seed <= 100; seed++ {
 			s := newSim(seed)
 			cfg := baseConfig(s)
-			if calibrate {
-				cfg.Calibrate = s.calibrator(10)
-			}
 			var brackets []result.Bracket
 			cfg.OnProbe = func(sw result.Sweep) { brackets = append(brackets, sw.Bracket) }
-			sw, err := Run(context.Background(), s, cfg, nil)
+			sw, err := Run(context.Background(), prober(s, calibrate), cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,12 +131,12 @@ func TestEarlyAbortCutsFailingProbesOnly(t *testing.T) {
 	for seed := uint64(1); seed <= 50; seed++ {
 		s1, s2 := newSim(seed), newSim(seed)
 		cfg := baseConfig(s1)
-		with, err := Run(context.Background(), s1, cfg, nil)
+		with, err := Run(context.Background(), plainSim{s1}, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.NoEarlyAbort = true
-		without, err := Run(context.Background(), s2, cfg, nil)
+		without, err := Run(context.Background(), plainSim{s2}, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,17 +148,22 @@ func TestEarlyAbortCutsFailingProbesOnly(t *testing.T) {
 				t.Errorf("seed %d: probe at %.0f got budget %d, want %d", seed, s1.calls[i], b, want)
 			}
 		}
-		for _, b := range s2.budgets {
-			if b >= 0 {
-				t.Fatalf("seed %d: NoEarlyAbort still passed budget %d", seed, b)
+		for i, b := range s2.budgets {
+			if b >= 0 || s2.stops[i] {
+				t.Fatalf("seed %d: NoEarlyAbort still passed budget %d (trend stop %v)", seed, b, s2.stops[i])
+			}
+		}
+		for i, st := range s1.stops {
+			if !st {
+				t.Errorf("seed %d: probe at %.0f ran without the trend stop", seed, s1.calls[i])
 			}
 		}
 		for _, p := range with.Probes {
 			if p.Verdict == result.Pass && (p.CutShort || p.MeasuredS != p.DurationS) {
 				t.Errorf("seed %d: passing probe at %.0f ran %.0f of %.0f s", seed, p.TargetRate, p.MeasuredS, p.DurationS)
 			}
-			if p.CutShort && p.Verdict != result.Fail {
-				t.Errorf("seed %d: cut probe at %.0f judged %s", seed, p.TargetRate, p.Verdict)
+			if want := map[string]string{result.CutByErrors: result.Fail, result.CutByTrend: result.NotSteady}[p.CutBy]; p.CutShort && p.Verdict != want {
+				t.Errorf("seed %d: probe at %.0f cut by %q judged %s, want %s", seed, p.TargetRate, p.CutBy, p.Verdict, want)
 			}
 		}
 		full += without.ProbeMinutes
@@ -158,7 +178,6 @@ func TestResumeDoesNotRepeatProbes(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		s := newSim(seed)
 		cfg := baseConfig(s)
-		cfg.Calibrate = s.calibrator(10)
 		whole, err := Run(context.Background(), s, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -166,14 +185,13 @@ func TestResumeDoesNotRepeatProbes(t *testing.T) {
 		for k := 1; k < len(whole.Probes); k++ {
 			s2 := newSim(seed)
 			cfg2 := baseConfig(s2)
-			cfg2.Calibrate = func(context.Context) (Calibration, error) {
-				t.Fatalf("resumed search calibrated again")
-				return Calibration{}, nil
-			}
 			cfg2.Estimate = whole.CalibratedRate
 			resumed, err := Run(context.Background(), s2, cfg2, whole.Probes[:k])
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(s2.shorts) > 0 {
+				t.Fatalf("seed %d: resumed search calibrated again (%v)", seed, s2.shorts)
 			}
 			if len(s2.calls) != len(whole.Probes)-k {
 				t.Errorf("seed %d, %d prior probes: resumed search ran %d probes, want %d", seed, k, len(s2.calls), len(whole.Probes)-k)
@@ -189,7 +207,7 @@ func TestResumeDoesNotRepeatProbes(t *testing.T) {
 func TestInterruptThenResume(t *testing.T) {
 	s := newSim(3)
 	cfg := baseConfig(s)
-	whole, err := Run(context.Background(), newSim(3), cfg, nil)
+	whole, err := Run(context.Background(), plainSim{newSim(3)}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,14 +217,14 @@ func TestInterruptThenResume(t *testing.T) {
 			cancel()
 		}
 	}
-	part, err := Run(ctx, s, cfg, nil)
+	part, err := Run(ctx, plainSim{s}, cfg, nil)
 	if !errors.Is(err, context.Canceled) || part.Stop != StopInterrupted || len(part.Probes) != 4 || !part.Probes[3].Interrupted {
 		t.Fatalf("interrupted Run: err %v stop %q probes %d; want context.Canceled, interrupted, 3 probes and an interrupted 4th",
 			err, part.Stop, len(part.Probes))
 	}
 	cfg.OnStart = nil
 	s2 := newSim(3)
-	rest, err := Run(context.Background(), s2, cfg, part.Probes)
+	rest, err := Run(context.Background(), plainSim{s2}, cfg, part.Probes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +253,7 @@ func TestInterruptedProbeIsKeptNotReused(t *testing.T) {
 		t.Errorf("probe-minutes %.2f: the interrupted probe's time must count", part.ProbeMinutes)
 	}
 	s2 := newSim(4)
-	if _, err := Run(context.Background(), s2, baseConfig(s2), part.Probes); err != nil {
+	if _, err := Run(context.Background(), plainSim{s2}, baseConfig(s2), part.Probes); err != nil {
 		t.Fatal(err)
 	}
 	if len(s2.calls) == 0 || s2.calls[0] != part.Probes[2].TargetRate {
@@ -254,7 +272,7 @@ func TestP99SLOLowersTheKnee(t *testing.T) {
 		s := newSim(seed)
 		cfg := baseConfig(s)
 		cfg.P99SLO = 50 * time.Millisecond // base 5 ms / (1-ρ) <= 50 ms  <=>  ρ <= 0.9
-		sw, err := Run(context.Background(), s, cfg, nil)
+		sw, err := Run(context.Background(), plainSim{s}, cfg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,12 +406,12 @@ func TestFaultIsRetriedOnce(t *testing.T) {
 func TestConfirm(t *testing.T) {
 	s := newSim(11)
 	cfg := baseConfig(s)
-	plain, err := Run(context.Background(), newSim(11), cfg, nil)
+	plain, err := Run(context.Background(), plainSim{newSim(11)}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Confirm = 2
-	sw, err := Run(context.Background(), s, cfg, nil)
+	sw, err := Run(context.Background(), plainSim{s}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +425,7 @@ func TestConfirm(t *testing.T) {
 	// passed every time.
 	f := newSim(11)
 	f.FlakyRate = plain.Knee
-	sw, err = Run(context.Background(), f, cfg, nil)
+	sw, err = Run(context.Background(), plainSim{f}, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,5 +476,128 @@ func TestBudget(t *testing.T) {
 		if got := Budget(tc.er, tc.rate, tc.d); got != tc.want {
 			t.Errorf("Budget(%g, %g, %v) = %d, want %d", tc.er, tc.rate, tc.d, got, tc.want)
 		}
+	}
+}
+
+// TestRepeatsMoveTheKnee: repeats at the final edges count by majority and move the
+// bracket either way, then the search bisects again and repeats at the new edges.
+func TestRepeatsMoveTheKnee(t *testing.T) {
+	for seed := uint64(11); seed <= 20; seed++ {
+		s := newSim(seed)
+		cfg := baseConfig(s)
+		plain, err := Run(context.Background(), plainSim{newSim(seed)}, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Repeats = 3
+		for _, tc := range []struct {
+			name string
+			mod  func(s *sim)
+			want func(knee float64) bool
+			says string
+		}{
+			{"steady server", func(*sim) {}, func(k float64) bool { return k >= plain.Knee*(1-cfg.Precision) && k <= plain.Bracket.Hi }, "about the plain knee"},
+			{"the knee fails its repeats", func(s *sim) { s.FlakyRate = plain.Knee }, func(k float64) bool { return k > 0 && k < plain.Knee }, "below the plain knee"},
+			{"the first fail above the knee was unlucky", func(s *sim) { s.Boost = map[float64]bool{plain.Knee: true, plain.Bracket.Hi: true} }, func(k float64) bool { return k >= plain.Bracket.Hi }, "at or above the plain bracket's hi"},
+		} {
+			s := newSim(seed)
+			tc.mod(s)
+			sw, err := Run(context.Background(), plainSim{s}, cfg, nil)
+			call := fmt.Sprintf("seed %d, %s: Run(Repeats 3) (plain knee %.0f, bracket %+v)", seed, tc.name, plain.Knee, plain.Bracket)
+			if err != nil {
+				t.Fatalf("%s: %v", call, err)
+			}
+			if !tc.want(sw.Knee) || sw.Stop != StopConfirmed || !sw.Converged || sw.Repeats != 3 || sw.Bracket.Lo != sw.Knee {
+				t.Errorf("%s = knee %.0f bracket %+v stop %q converged %v repeats %d; want knee %s, stop %q",
+					call, sw.Knee, sw.Bracket, sw.Stop, sw.Converged, sw.Repeats, tc.says, StopConfirmed)
+				continue
+			}
+			// Both final edges were probed 3 times, and their majorities agree with the bracket.
+			n, pass := map[float64]int{}, map[float64]int{}
+			for _, p := range sw.Probes {
+				n[p.TargetRate]++
+				if p.Verdict == result.Pass {
+					pass[p.TargetRate]++
+				}
+			}
+			b := sw.Bracket
+			if n[b.Lo] < 3 || n[b.Hi] < 3 || 2*pass[b.Lo] <= n[b.Lo] || 2*pass[b.Hi] > n[b.Hi] {
+				t.Errorf("%s: edges %+v probed %d and %d times, passed %d and %d; want 3 each, lo's majority pass, hi's fail",
+					call, b, n[b.Lo], n[b.Hi], pass[b.Lo], pass[b.Hi])
+			}
+			if (b.Hi-b.Lo)/b.Lo > cfg.Precision && round((b.Lo+b.Hi)/2) > b.Lo && round((b.Lo+b.Hi)/2) < b.Hi {
+				t.Errorf("%s: bracket %+v not within the precision after the repeats", call, b)
+			}
+			if iv := sw.Interval; iv == nil || iv.Lo > b.Hi || iv.Hi < b.Lo {
+				t.Errorf("%s: interval %+v does not meet the bracket %+v", call, iv, b)
+			}
+		}
+	}
+	// MaxProbes bounds the repeats.
+	s := newSim(11)
+	s.FlakyRate = 0 // steady
+	cfg := baseConfig(s)
+	cfg.Repeats, cfg.MaxProbes = 5, 8
+	sw, err := Run(context.Background(), plainSim{s}, cfg, nil)
+	if err != nil || sw.Stop != StopMaxProbes || len(sw.Probes) != 8 || sw.Converged {
+		t.Errorf("Run(Repeats 5, MaxProbes 8) = err %v, stop %q, %d probes, converged %v; want max_probes after 8", err, sw.Stop, len(sw.Probes), sw.Converged)
+	}
+}
+
+// TestSweepInterval: a converged search reports an interval around its bracket.
+func TestSweepInterval(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		s := newSim(seed)
+		sw, err := Run(context.Background(), s, baseConfig(s), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, iv := sw.Bracket, sw.Interval
+		mid := (b.Lo + b.Hi) / 2
+		w := b.Hi - b.Lo
+		lo, hi := math.Inf(1), 0.0
+		for _, p := range sw.Probes {
+			lo, hi = min(lo, p.TargetRate), max(hi, p.TargetRate)
+		}
+		if iv == nil || iv.Lo > mid || iv.Hi < mid || iv.Lo < lo-w-1e-6 || iv.Hi > hi+w+1e-6 || iv.Level != 0.9 {
+			t.Errorf("seed %d: interval %+v, bracket %+v, probes %.0f..%.0f; want it around %.1f within the widened range", seed, iv, b, lo, hi, mid)
+		}
+	}
+}
+
+// TestCalibration: a ShortProber is calibrated with short probes from 250/s ×4 until one
+// saturates; StartFrom skips the calibration and starts at the previous knee.
+func TestCalibration(t *testing.T) {
+	s := &sim{C: 5000, Seed: 1, Warmup: 30, Duration: 420, Noise: 0.01}
+	cfg := Config{MaxErrorRate: 0.001, Duration: 420 * time.Second, Warmup: 30 * time.Second}
+	var announced []float64
+	cfg.OnCalibrate = func(r float64) { announced = append(announced, r) }
+	sw, err := Run(context.Background(), s, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{250, 1000, 4000, 16000}
+	if fmt.Sprint(s.shorts) != fmt.Sprint(want) || fmt.Sprint(announced) != fmt.Sprint(want) {
+		t.Errorf("calibration probes at %v (announced %v), want %v", s.shorts, announced, want)
+	}
+	if sw.CalibratedRate < 4500 || sw.CalibratedRate > 5500 || sw.Probes[0].TargetRate != round(CalibratedStart*sw.CalibratedRate) {
+		t.Errorf("calibrated rate %.0f, first probe %.0f; want about 5000 and %.0f × it", sw.CalibratedRate, sw.Probes[0].TargetRate, CalibratedStart)
+	}
+	probeSecs := 0.0
+	for _, p := range sw.Probes {
+		probeSecs += p.WarmupS + p.MeasuredS
+	}
+	if cal := 60*sw.ProbeMinutes - probeSecs; math.Abs(cal-4*10) > 1e-6 {
+		t.Errorf("calibration counted %.1f s in the probe-minutes, want 4 probes × (5 s warm-up + 5 s)", cal)
+	}
+	s = &sim{C: 5000, Seed: 1, Warmup: 30, Duration: 420, Noise: 0.01}
+	cfg.StartFrom = 4700
+	sw, err = Run(context.Background(), s, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.shorts) != 0 || sw.CalibratedRate != 0 || sw.Probes[0].TargetRate != 4700 || sw.Probes[1].TargetRate != round(4700*1.2) || !sw.Converged {
+		t.Errorf("StartFrom 4700: calibration %v, calibrated %.0f, first probes %.0f, %.0f, converged %v; want none, 4700 then 5640",
+			s.shorts, sw.CalibratedRate, sw.Probes[0].TargetRate, sw.Probes[1].TargetRate, sw.Converged)
 	}
 }

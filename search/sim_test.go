@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"time"
 
 	"github.com/pgceiling/pgceiling/result"
 )
@@ -14,8 +15,9 @@ import (
 // sim is a simulated server for the search's tests: a fluid queue of capacity C tx/s
 // (times a per-probe noise factor) fed by Poisson arrivals, stepped second by second
 // through warm-up and measured window. Arrivals that would wait longer than the pool wait
-// are rejected; latency p99 grows like base/(1-ρ) plus the queue wait. It honours an
-// early-abort budget, and has variants whose capacity decays during a probe (not
+// are rejected (unless NoReject: then overload shows only as a rising queue wait);
+// latency p99 grows like base/(1-ρ) plus the queue wait. It honours the search's Limits
+// (error budget and trend stop) and runs short calibration probes, and has variants whose capacity decays during a probe (not
 // steady), that report driver_limited above a rate, and that fault on chosen calls.
 type sim struct {
 	C        float64 // capacity, tx/s
@@ -34,24 +36,54 @@ type sim struct {
 	ErrorCalls, ConnCalls map[int]bool
 	// FlakyRate: every probe at exactly this rate after the first fails (confirm tests).
 	FlakyRate float64
+	// FlakyFrom: when FlakyRate is set, the attempt from which probes at it fail
+	// (default 1: every probe after the first).
+	FlakyFrom int
+	// Boost: every probe at one of these rates after the first sees 1.5 × the capacity
+	// (an unlucky first probe: repeats move the knee up).
+	Boost map[float64]bool
+	// Capacities, when set, overrides C per rate (a server whose knee the repeats test
+	// moves): probes at a listed rate see that capacity.
+	Capacities map[float64]float64
+	// NoReject: the pool is deep enough that no arrival is rejected; overload shows as a
+	// queue wait that keeps rising.
+	NoReject bool
+	// StopEvery: call the trend stop every this many measured seconds (default 1; the
+	// long cost test thins it, as the driver's once a second costs the same per call).
+	StopEvery int
 
 	calls    []float64
 	budgets  []int64
+	stops    []bool // StopIf was set
+	shorts   []float64
 	attempts map[float64]int
 }
 
-var _ BudgetProber = (*sim)(nil)
+var (
+	_ LimitedProber = (*sim)(nil)
+	_ ShortProber   = (*sim)(nil)
+)
 
 func (s *sim) Probe(ctx context.Context, rate float64) (*result.Probe, error) {
-	return s.ProbeWithBudget(ctx, rate, -1)
+	return s.ProbeWithLimits(ctx, rate, Limits{Budget: -1})
 }
 
-func (s *sim) ProbeWithBudget(ctx context.Context, rate float64, budget int64) (*result.Probe, error) {
+func (s *sim) ProbeShort(ctx context.Context, rate float64, warmup, measured time.Duration) (*result.Probe, error) {
+	s.shorts = append(s.shorts, rate)
+	q := *s
+	q.Warmup, q.Duration, q.calls, q.budgets, q.stops, q.attempts = warmup.Seconds(), measured.Seconds(), nil, nil, nil, nil
+	q.Seed = s.Seed ^ 0x5eed
+	return q.ProbeWithLimits(ctx, rate, Limits{Budget: -1})
+}
+
+func (s *sim) ProbeWithLimits(ctx context.Context, rate float64, l Limits) (*result.Probe, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	budget := l.Budget
 	s.calls = append(s.calls, rate)
 	s.budgets = append(s.budgets, budget)
+	s.stops = append(s.stops, l.StopIf != nil)
 	n := len(s.calls)
 	if s.attempts == nil {
 		s.attempts = map[float64]int{}
@@ -72,8 +104,15 @@ func (s *sim) ProbeWithBudget(ctx context.Context, rate float64, budget int64) (
 	// probe results as an uninterrupted one.
 	rng := rand.New(rand.NewPCG(s.Seed, math.Float64bits(rate)^uint64(attempt)<<56))
 	factor := 1 + s.Noise*rng.NormFloat64()
-	if s.FlakyRate == rate && attempt > 0 {
+	if s.FlakyRate == rate && attempt >= max(s.FlakyFrom, 1) {
 		factor = 0.5
+	}
+	if s.Boost[rate] && attempt > 0 {
+		factor = 1.5
+	}
+	C := s.C
+	if c, ok := s.Capacities[rate]; ok {
+		C = c
 	}
 	p := &result.Probe{TargetRate: rate, WarmupS: s.Warmup, DurationS: s.Duration, Conns: 50,
 		PoolWaitMs: poolWait * 1000}
@@ -82,17 +121,19 @@ func (s *sim) ProbeWithBudget(ctx context.Context, rate float64, budget int64) (
 		p.DriverLimitReason = fmt.Sprintf("scheduler lag: the driver cannot issue %.0f/s", rate)
 	}
 	total := s.Warmup + s.Duration
-	backlog := 0.0
+	backlog, served := 0.0, 0.0
+	every := max(s.StopEvery, 1)
 	var p99s []float64
 	for t := 0; t < int(total); t++ {
 		measure := float64(t) >= s.Warmup
-		capacity := s.C * factor * (1 - s.Decay*float64(t)/total)
+		capacity := C * factor * (1 - s.Decay*float64(t)/total)
 		arrivals := poisson(rng, rate)
-		served := capacity + math.Sqrt(capacity)*rng.NormFloat64()
+		can := capacity + math.Sqrt(capacity)*rng.NormFloat64()
 		backlog += arrivals
-		backlog -= min(backlog, max(served, 0))
+		done := min(backlog, max(can, 0))
+		backlog -= done
 		rejected := 0.0
-		if backlog/capacity > poolWait {
+		if !s.NoReject && backlog/capacity > poolWait {
 			rejected = backlog - poolWait*capacity
 			backlog -= rejected
 		}
@@ -113,18 +154,26 @@ func (s *sim) ProbeWithBudget(ctx context.Context, rate float64, budget int64) (
 			p.Scheduled += sched
 			p.Rejected += rej
 			p.MeasuredS++
+			served += done
 			p99s = append(p99s, sec.P99Ms)
 		}
 		p.Series = append(p.Series, sec)
 		if measure && budget >= 0 && p.FailedAndRejected() > budget {
-			p.CutShort = true
+			p.CutShort, p.CutBy = true, result.CutByErrors
 			p.CutReason = fmt.Sprintf("%d failed or rejected > budget %d", p.FailedAndRejected(), budget)
 			break
 		}
+		if measure && l.StopIf != nil && int(p.MeasuredS)%every == 0 {
+			if why := l.StopIf(p.Series); why != "" {
+				p.CutShort, p.CutBy, p.CutReason = true, result.CutByTrend, why
+				break
+			}
+		}
 	}
 	p.Committed = p.Scheduled - p.FailedAndRejected()
+	p.CommittedInWindow = int64(served)
 	if p.MeasuredS > 0 {
-		p.AchievedRate = float64(p.Committed) / p.MeasuredS
+		p.AchievedRate = served / p.MeasuredS
 	}
 	sort.Float64s(p99s)
 	if len(p99s) > 0 {
