@@ -150,3 +150,7 @@ func slope(st *result.Steady) string {
 
 // secs formats a duration in seconds with one decimal.
 func secs(v float64) string { return num(v, 1) + " s" }
+
+// KneeText is a sweep's knee as the summary prints it: "3,080 tx/s (2,950-3,190, 90 %)",
+// the interval only when the sweep has one. For the command's progress lines.
+func KneeText(s result.Sweep) string { return kneeWithInterval(&s, " tx/s") }

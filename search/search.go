@@ -37,12 +37,6 @@ type LimitedProber interface {
 	ProbeWithLimits(ctx context.Context, rate float64, l Limits) (*result.Probe, error)
 }
 
-// BudgetProber is the older, budget-only form of LimitedProber, still honoured when a
-// prober lacks ProbeWithLimits. Deprecated: implement LimitedProber.
-type BudgetProber interface {
-	ProbeWithBudget(ctx context.Context, rate float64, budget int64) (*result.Probe, error)
-}
-
 // ShortProber is the optional ability to run a short probe (a warm-up and measured window
 // of the given lengths, no limits) prepared exactly as a real probe (same data restore,
 // history back-fill and checkpoint), so the calibration sees the probes' warm state. The
@@ -134,9 +128,6 @@ type Config struct {
 	// its full length.
 	NoEarlyAbort bool
 
-	// Calibrate, when set, is used instead of a ShortProber's calibration. Deprecated:
-	// implement ShortProber; kept for callers and tests without one.
-	Calibrate func(ctx context.Context) (Calibration, error)
 	// Estimate is a calibration already made (a resumed search): used instead of
 	// calibrating, so a resumed search retraces the same rates.
 	Estimate float64
@@ -245,11 +236,7 @@ func (s *searcher) start(ctx context.Context) (rate, step float64, err error) {
 	est := cfg.Estimate
 	if est <= 0 {
 		var c Calibration
-		sp, ok := s.p.(ShortProber)
-		switch {
-		case cfg.Calibrate != nil:
-			c, err = cfg.Calibrate(ctx)
-		case ok:
+		if sp, ok := s.p.(ShortProber); ok {
 			c, err = Calibrate(ctx, sp, cfg)
 		}
 		s.calSeconds = c.Seconds
@@ -425,8 +412,6 @@ func (s *searcher) one(ctx context.Context, rate float64) (*result.Probe, error)
 	switch pr := s.p.(type) {
 	case LimitedProber:
 		p, err = pr.ProbeWithLimits(ctx, rate, s.limits(rate))
-	case BudgetProber:
-		p, err = pr.ProbeWithBudget(ctx, rate, s.limits(rate).Budget)
 	default:
 		p, err = s.p.Probe(ctx, rate)
 	}

@@ -139,9 +139,14 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 	if err := observe.RefuseUnsafe(warnings, c.Safety.AllowUnsafeServer); err != nil {
 		return nil, nil, nil, err
 	}
-	w, err := workload.New(c.Workload, workload.Params{Wallets: wallets, Zipf: c.Zipf, SyncCommit: c.SyncCommit == "on"})
+	w, err := workload.New(c.Workload, workload.Params{Wallets: wallets, Zipf: c.Zipf, SyncCommit: c.SyncCommit == "on",
+		FraudWindow: c.Fraud.Window, FraudLimit: c.Fraud.Limit})
 	if err != nil {
 		return nil, nil, nil, config.Usagef("%v", err)
+	}
+	if msg := c.Fraud.Warning(); msg != "" && c.Workload == "oltp" {
+		warnings = append(warnings, msg)
+		fmt.Fprintf(env.Stderr, "pgceiling: warning: %s\n", msg)
 	}
 	sess := driver.Session{StatementTimeout: c.StatementTimeout, LockTimeout: c.LockTimeout,
 		IdleInTxTimeout: c.IdleInTxTimeout, AppName: c.AppName}
@@ -162,6 +167,22 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 	}
 	defer sampler.Close(context.WithoutCancel(ctx))
 
+	// The fraud window's recent history, at this probe's rate and skew, anchored now: the
+	// check reads from the first second what it reads in steady state.
+	var bf *result.Backfill
+	if rh, ok := w.(workload.HistoryReader); ok && !c.Fraud.NoBackfill {
+		window, limit := rh.RecentHistory()
+		fmt.Fprintf(env.Stderr, "pgceiling run: back-filling the last %v of payments at %g tx/s...\n", window, c.Rate)
+		b, err := schema.Backfill(ctx, books, schema.BackfillSpec{Rate: c.Rate, Window: window, Limit: limit,
+			Wallets: wallets, Zipf: c.Zipf, Seed: c.Seed})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, nil, context.Canceled
+			}
+			return nil, nil, nil, err
+		}
+		bf = &b
+	}
 	fmt.Fprintf(env.Stderr, "pgceiling run: %s at %g tx/s, synchronous_commit=%s, %v warm-up + %v measured, %d connections\n",
 		c.Workload, c.Rate, c.SyncCommit, c.Warmup, c.Duration, c.Conns)
 	prog := &progress{env: env}
@@ -177,6 +198,7 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 		}
 		return nil, nil, nil, err
 	}
+	p.Backfill = bf
 	observe.Finish(p)
 	return p, disclosure, warnings, nil
 }

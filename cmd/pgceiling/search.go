@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +74,17 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		}
 		prior = f
 	}
+	var startFrom *result.File
+	if c.StartFrom != "" {
+		f, err := result.Read(c.StartFrom)
+		if err != nil {
+			return fmt.Errorf("--start-from: %w", err)
+		}
+		if f.Command != "search" {
+			return config.Usagef("--start-from %s: a results file of %q, not of search", c.StartFrom, f.Command)
+		}
+		startFrom = f
+	}
 	if err := result.CheckWritable(c.JSON); err != nil {
 		return err
 	}
@@ -112,6 +124,10 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	}
 	file.Server = s.disclosure
 	file.Warnings = append(file.Warnings, s.warnings...)
+	if w := c.Fraud.Warning(); w != "" && slices.Contains(c.Workloads, "oltp") {
+		file.Warnings = append(file.Warnings, w)
+		fmt.Fprintf(env.Stderr, "pgceiling: warning: %s\n", w)
+	}
 	fmt.Fprintf(env.Stderr, "pgceiling search: %s; results in %s\n", c.String(), c.JSON)
 
 	sweeps := c.Sweeps()
@@ -126,21 +142,33 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 				}
 			}
 		}
+		var from float64
+		if startFrom != nil {
+			if from = kneeOf(startFrom, sw); from <= 0 {
+				return failed(config.Usagef("--start-from %s: no knee for %s with synchronous_commit=%s", c.StartFrom, sw[0], sw[1]))
+			}
+		}
 		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw[0], SyncCommit: sw[1], KeepGrowth: c.KeepGrowth})
 		idx := len(file.Sweeps) - 1
 		label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw[0], sw[1])
-		res, err := s.sweep(ctx, label, sw[0], sw[1], priorProbes, estimate, func(snap result.Sweep) {
-			fillSweep(&snap, sw, c.KeepGrowth)
+		fill := func(snap *result.Sweep) {
+			fillSweep(snap, sw, c.KeepGrowth)
+			if startFrom != nil {
+				snap.StartFrom = c.StartFrom
+			}
+		}
+		res, err := s.sweep(ctx, label, sw[0], sw[1], priorProbes, estimate, from, func(snap result.Sweep) {
+			fill(&snap)
 			file.Sweeps[idx] = snap
 			if err := save(); err != nil {
 				fmt.Fprintf(env.Stderr, "pgceiling: %s\n", env.Scrub(err.Error()))
 			}
 		})
-		fillSweep(&res, sw, c.KeepGrowth)
-		res.Bottleneck = observe.KneeBottleneck(&res)
+		fill(&res)
+		res.Bottleneck, res.BottleneckRate = observe.SweepBottleneck(&res)
 		file.Sweeps[idx] = res
-		fmt.Fprintf(env.Stderr, "%s: knee %.0f tx/s, bracket %s, %d probes, %.1f probe-minutes (%s)\n",
-			label, res.Knee, bracketText(res.Bracket), len(res.Probes), res.ProbeMinutes, res.Stop)
+		fmt.Fprintf(env.Stderr, "%s: knee %s, bracket %s, %d probes, %.1f probe-minutes (%s)\n",
+			label, report.KneeText(res), bracketText(res.Bracket), len(res.Probes), res.ProbeMinutes, res.Stop)
 		if err != nil {
 			runErr = err
 			break
@@ -170,6 +198,16 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stderr, "pgceiling: results in %s\n", c.JSON)
 	return runErr
+}
+
+// kneeOf is the knee of the sweep sw in f (0 when f has none).
+func kneeOf(f *result.File, sw [2]string) float64 {
+	for _, s := range f.Sweeps {
+		if s.Workload == sw[0] && s.SyncCommit == sw[1] {
+			return s.Knee
+		}
+	}
+	return 0
 }
 
 // fillSweep names a sweep and its probes.
@@ -208,7 +246,8 @@ type searchSession struct {
 	books      *pgxpool.Pool                                          // restore, checkpoint, row checks: survives restarts
 	disclosure *result.Disclosure
 	warnings   []string
-	probes     int // probes run so far, for seeds
+	probes     int  // probes run so far, for seeds
+	backfilled bool // the fraud window's history was written once
 }
 
 func newSearchSession(ctx context.Context, env *Env, c *config.Search, t *target) (*searchSession, error) {
@@ -277,7 +316,7 @@ func (s *searchSession) close() {
 	}
 	if s.books != nil {
 		if s.baseline != nil { // leave the data as it was found
-			_ = schema.Restore(ctx, s.books, *s.baseline)
+			_, _ = schema.Restore(ctx, s.books, *s.baseline)
 		}
 		s.books.Close()
 	}
@@ -286,33 +325,24 @@ func (s *searchSession) close() {
 	}
 }
 
-// before puts the data back to the baseline (unless --keep-growth) and checkpoints
-// (unless --no-checkpoint), so every probe starts from the same state.
-func (s *searchSession) before(ctx context.Context) error {
-	if s.baseline != nil {
-		if err := schema.Restore(ctx, s.books, *s.baseline); err != nil {
-			return err
-		}
-	}
-	if !s.c.NoCheckpoint {
-		return schema.Checkpoint(ctx, s.books)
-	}
-	return nil
-}
-
 // sweep runs one search.
-func (s *searchSession) sweep(ctx context.Context, label, name, sync string, prior []result.Probe, estimate float64,
+func (s *searchSession) sweep(ctx context.Context, label, name, sync string, prior []result.Probe, estimate, startFrom float64,
 	onProbe func(result.Sweep)) (result.Sweep, error) {
-	w, err := workload.New(name, workload.Params{Wallets: s.spec.Wallets, Zipf: s.c.Zipf, SyncCommit: sync == "on"})
+	params := workload.Params{Wallets: s.spec.Wallets, Zipf: s.c.Zipf, SyncCommit: sync == "on",
+		FraudWindow: s.c.Fraud.Window, FraudLimit: s.c.Fraud.Limit}
+	w, err := workload.New(name, params)
 	if err != nil {
 		return result.Sweep{}, err
 	}
 	p := &sweepProber{s: s, w: w, label: label, cfg: driver.Config{Warmup: s.c.Warmup, Duration: s.c.Duration,
 		Conns: s.c.Conns, Threads: s.c.Threads, Engine: s.c.Engine, PoolWait: s.c.PoolWait, MaxTries: s.c.MaxTries, SyncCommit: sync, Observer: s.sampler,
-		CountRows: s.counter}}
-	cfg := search.Config{StartRate: s.c.StartRate, Growth: s.c.Growth, Precision: s.c.Precision,
-		MaxErrorRate: s.c.MaxErrorRate, P99SLO: s.c.P99SLO, Confirm: s.c.Confirm, MaxProbes: s.c.MaxProbes,
-		Duration: s.c.Duration, NoEarlyAbort: s.c.NoEarlyAbort, Estimate: estimate,
+		CountRows: s.counter, Drain: s.c.PoolWait + max(s.c.StatementTimeout, time.Second)}}
+	if rh, ok := w.(workload.HistoryReader); ok && !s.c.Fraud.NoBackfill {
+		p.window, p.limit = rh.RecentHistory()
+	}
+	cfg := search.Config{StartRate: s.c.StartRate, StartFrom: startFrom, Growth: s.c.Growth, Precision: s.c.Precision,
+		MaxErrorRate: s.c.MaxErrorRate, P99SLO: s.c.P99SLO, Confirm: s.c.Confirm, Repeats: s.c.Repeats, MaxProbes: s.c.MaxProbes,
+		Warmup: s.c.Warmup, Duration: s.c.Duration, PoolWait: s.c.PoolWait, NoEarlyAbort: s.c.NoEarlyAbort, Estimate: estimate,
 		Steady: search.SteadyRule{Off: s.c.NoSteadyCheck},
 		OnStart: func(n int, rate float64, b result.Bracket) {
 			p.started = true
@@ -330,10 +360,10 @@ func (s *searchSession) sweep(ctx context.Context, label, name, sync string, pri
 				label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, last.Latency.P99,
 				bracketText(sw.Bracket))
 			onProbe(sw)
+		},
+		OnCalibrate: func(rate float64) {
+			fmt.Fprintf(s.env.Stderr, "%s: calibrating at %.0f tx/s\n", label, rate)
 		}}
-	if s.c.StartRate == 0 {
-		cfg.Calibrate = p.calibrate
-	}
 	return search.Run(ctx, p, cfg, prior)
 }
 
@@ -349,40 +379,89 @@ func bracketText(b result.Bracket) string {
 	return fmt.Sprintf("[%.0f, %.0f] (%.1f %%)", b.Lo, b.Hi, 100*(b.Hi-b.Lo)/b.Lo)
 }
 
-// sweepProber runs the driver's probes for one sweep: it restores the data and
-// checkpoints before each probe, passes the search's error budget to the driver, and
-// shows the driver's live line.
+// sweepProber runs the driver's probes for one sweep: before each probe it restores the
+// data, back-fills the fraud window's recent history at the probe's rate and checkpoints;
+// it passes the search's error budget and trend stop to the driver, and shows the
+// driver's live line.
 type sweepProber struct {
 	s     *searchSession
 	w     workload.Workload
 	cfg   driver.Config
 	label string
+	// window and limit are the workload's recent history to back-fill before each probe
+	// (window 0: none).
+	window time.Duration
+	limit  int64
 	// started: OnStart announced the current probe (a probe reused from a resumed file
 	// is not announced).
 	started bool
 	live    bool // a live line is drawn and not yet ended
 }
 
-var _ search.BudgetProber = (*sweepProber)(nil)
+var (
+	_ search.LimitedProber = (*sweepProber)(nil)
+	_ search.ShortProber   = (*sweepProber)(nil)
+)
 
 func (p *sweepProber) Probe(ctx context.Context, rate float64) (*result.Probe, error) {
-	return p.ProbeWithBudget(ctx, rate, -1)
+	return p.ProbeWithLimits(ctx, rate, search.Limits{Budget: -1})
 }
 
-func (p *sweepProber) ProbeWithBudget(ctx context.Context, rate float64, budget int64) (*result.Probe, error) {
-	return p.run(ctx, rate, budget, p.cfg.Warmup, p.cfg.Duration)
+func (p *sweepProber) ProbeWithLimits(ctx context.Context, rate float64, l search.Limits) (*result.Probe, error) {
+	return p.run(ctx, rate, l, p.cfg.Warmup, p.cfg.Duration)
 }
 
-func (p *sweepProber) run(ctx context.Context, rate float64, budget int64, warmup, duration time.Duration) (*result.Probe, error) {
-	if err := p.s.before(ctx); err != nil {
+// ProbeShort is a calibration probe: prepared like every probe, shorter.
+func (p *sweepProber) ProbeShort(ctx context.Context, rate float64, warmup, measured time.Duration) (*result.Probe, error) {
+	pr, err := p.run(ctx, rate, search.Limits{Budget: -1}, warmup, measured)
+	p.endLive()
+	return pr, err
+}
+
+// prepare puts the server in the state every probe starts from: the data back at the
+// baseline (unless --keep-growth), the fraud window's history back-filled at the probe's
+// rate, a checkpoint (unless --no-checkpoint).
+func (p *sweepProber) prepare(ctx context.Context, rate float64) (*result.Restore, *result.Backfill, error) {
+	var rs *result.Restore
+	if p.s.baseline != nil {
+		r, err := schema.Restore(ctx, p.s.books, *p.s.baseline)
+		if err != nil {
+			return nil, nil, err
+		}
+		rs = &r
+	}
+	var bf *result.Backfill
+	// With --keep-growth the probes' own rows stay: the window's history is back-filled
+	// once, before the search's first probe, and then grows as in production.
+	if p.window > 0 && (p.s.baseline != nil || !p.s.backfilled) {
+		p.s.backfilled = true
+		b, err := schema.Backfill(ctx, p.s.books, schema.BackfillSpec{Rate: rate, Window: p.window, Limit: p.limit,
+			Wallets: p.s.spec.Wallets, Zipf: p.s.c.Zipf, Seed: p.s.c.Seed + int64(p.s.probes)})
+		if err != nil {
+			return nil, nil, err
+		}
+		bf = &b
+	}
+	if !p.s.c.NoCheckpoint {
+		if err := schema.Checkpoint(ctx, p.s.books); err != nil {
+			return nil, nil, err
+		}
+	}
+	return rs, bf, nil
+}
+
+func (p *sweepProber) run(ctx context.Context, rate float64, l search.Limits, warmup, duration time.Duration) (*result.Probe, error) {
+	p.s.probes++
+	rs, bf, err := p.prepare(ctx, rate)
+	if err != nil {
 		return nil, fmt.Errorf("before the probe: %w", err)
 	}
 	cfg := p.cfg
 	cfg.Rate, cfg.Warmup, cfg.Duration = rate, warmup, duration
 	// The driver's ErrorBudget 0 means "no early abort"; a budget of 0 errors is then
 	// judged at the end of the probe instead.
-	cfg.ErrorBudget = max(budget, 0)
-	p.s.probes++
+	cfg.ErrorBudget = max(l.Budget, 0)
+	cfg.StopIf = l.StopIf
 	cfg.Seed = p.s.c.Seed + int64(p.s.probes)
 	last := time.Time{}
 	cfg.OnSecond = func(sec result.Second, l driver.Live) {
@@ -401,6 +480,7 @@ func (p *sweepProber) run(ctx context.Context, rate float64, budget int64, warmu
 	}
 	pr, err := driver.Run(ctx, p.s.pool, p.w, cfg)
 	if pr != nil {
+		pr.Restore, pr.Backfill = rs, bf
 		observe.Finish(pr)
 	}
 	return pr, err
@@ -412,38 +492,4 @@ func (p *sweepProber) endLive() {
 		fmt.Fprintln(p.s.env.Stderr)
 		p.live = false
 	}
-}
-
-// calibrate estimates the sweep's maximum throughput with short probes at rising rates,
-// each run with no error budget: the first one that cannot keep up (more than 1 % of its
-// arrivals failed or rejected) has the server saturated, and what it committed per second
-// is the estimate.
-func (p *sweepProber) calibrate(ctx context.Context) (search.Calibration, error) {
-	warmup, duration := min(p.cfg.Warmup, 2*time.Second), min(p.cfg.Duration, 4*time.Second)
-	var cal search.Calibration
-	rate := 250.0
-	for i := 0; i < 6; i++ {
-		fmt.Fprintf(p.s.env.Stderr, "%s: calibrating at %.0f tx/s\n", p.label, rate)
-		pr, err := p.run(ctx, rate, -1, warmup, duration)
-		p.endLive()
-		if pr != nil {
-			cal.Seconds += pr.WarmupS + pr.MeasuredS
-		}
-		if err != nil {
-			return cal, err
-		}
-		if pr.Interrupted {
-			return cal, context.Canceled
-		}
-		cal.Rate = pr.AchievedRate
-		if pr.ErrorRate() > 0.01 || pr.AchievedRate < 0.9*rate {
-			break
-		}
-		rate *= 4
-	}
-	fmt.Fprintf(p.s.env.Stderr, "%s: calibration: about %.0f tx/s at most\n", p.label, cal.Rate)
-	if cal.Rate <= 0 {
-		return cal, errors.New("no transaction committed")
-	}
-	return cal, nil
 }

@@ -220,3 +220,58 @@ func TestSearchInterruptAndResume(t *testing.T) {
 			g.Sweeps[0].Probes[0].StartedAt, first.StartedAt)
 	}
 }
+
+// TestSearchOLTPPreparesEachProbe: a tiny oltp search restores the data before each
+// probe (timed), back-fills the fraud window's history at the probe's rate (recorded),
+// and records what the fraud check read; --start-from a finished file then starts the
+// bracket at its knee without calibrating.
+func TestSearchOLTPPreparesEachProbe(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	args := func(path string, extra ...string) []string {
+		return append([]string{"search", "--workload", "oltp", "--sync-commit", "off", "--rows", "5000", "--wallets", "100",
+			"--warmup", "1s", "--duration", "3s", "--growth", "4", "--precision", "0.5", "--max-probes", "3", "--repeats", "1",
+			"--conns", "4", "--fraud-window", "10m", "--json", path}, extra...)
+	}
+	first := filepath.Join(dir, "a.json")
+	_, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": dsn}, args(first, "--start-rate", "30")...)
+	if code != 0 {
+		t.Fatalf("search: code %d\n%s", code, stderr)
+	}
+	f, err := result.Read(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := f.Sweeps[0]
+	for i, p := range sw.Probes {
+		if p.Restore == nil || p.Restore.Seconds <= 0 {
+			t.Errorf("probe %d: restore %+v, want it timed", i+1, p.Restore)
+		}
+		// 100 Zipf wallets, a 10 min window: min(20, rate × 600 × p_k) rows each.
+		if p.Backfill == nil || p.Backfill.Rows <= 0 || p.Backfill.Rate != p.TargetRate || p.Backfill.WindowS != 600 {
+			t.Errorf("probe %d at %.0f tx/s: back-fill %+v, want rows at the probe's rate over 600 s", i+1, p.TargetRate, p.Backfill)
+		}
+		if fc := p.FraudCheck; fc == nil || fc.Checks == 0 || fc.Limit != 20 || fc.Max > 20 || fc.WindowS != 600 {
+			t.Errorf("probe %d: fraud check %+v, want checks of at most 20 rows over 600 s", i+1, fc)
+		}
+	}
+	if sw.Knee <= 0 {
+		t.Fatalf("no probe passed (stop %q); 30 tx/s on 4 connections should", sw.Stop)
+	}
+	second := filepath.Join(dir, "b.json")
+	_, stderr, code = cli(t, map[string]string{"PGCEILING_DSN": dsn}, args(second, "--start-from", first, "--max-probes", "1")...)
+	if code != 0 {
+		t.Fatalf("search --start-from: code %d\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "calibrating") {
+		t.Errorf("search --start-from calibrated:\n%s", stderr)
+	}
+	g, err := result.Read(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := g.Sweeps[0]; s.StartFrom != first || len(s.Probes) == 0 || s.Probes[0].TargetRate != sw.Knee {
+		t.Errorf("--start-from: sweep start_from %q, first probe at %v; want %q and the earlier knee %.0f", s.StartFrom,
+			s.Probes, first, sw.Knee)
+	}
+}
