@@ -65,7 +65,7 @@ def theil_sen(y):
     return statistics.median(s) if s else 0.0
 for wl in wls:
     print(f"\n{wl}, synchronous_commit=on")
-    print(f"  {'probe':>6} {'knee':>7} {'interval (90 %)':>17} {'probes':>6} {'probe-min':>9} {'fraud rows p50 first/last':>26}")
+    print(f"  {'probe':>6} {'knee':>7} {'interval (90 %)':>17} {'probes':>6} {'probe-min':>9} {'fraud rows p50 first/last':>26} {'steal max':>9}")
     knees = []
     for n in lengths:
         s = json.load(open(f"{out}/{wl}-{n}.json"))["sweeps"][0]
@@ -76,7 +76,8 @@ for wl in wls:
         if at:
             fc = at[-1]["fraud_check"]
             fr = f"{fc['rows_p50_first_third']:.0f} / {fc['rows_p50_last_third']:.0f}"
-        print(f"  {n + 's':>6} {s['knee']:7.0f} {ivs:>17} {len(s['probes']):6d} {s['probe_minutes']:9.1f} {fr:>26}")
+        steal = max([(p.get("observation") or {}).get("host_steal_share", 0) for p in s["probes"]] or [0])
+        print(f"  {n + 's':>6} {s['knee']:7.0f} {ivs:>17} {len(s['probes']):6d} {s['probe_minutes']:9.1f} {fr:>26} {100 * steal:8.0f}%")
         knees.append(s["knee"])
     med = statistics.median(knees)
     if med:
@@ -84,7 +85,8 @@ for wl in wls:
     h = json.load(open(f"{out}/{wl}-hold.json"))["sweeps"][0]["probes"][0]
     qw = [x["queue_wait_p99_ms"] for x in h["series"] if x["phase"] == "measure"]
     er = 100 * (sum(h["failed"].values()) + h["rejected"]) / max(h["scheduled"], 1)
+    hs = (h.get("observation") or {}).get("host_steal_share", 0)
     print(f"  held {h['target_rate']:.0f} tx/s for {h['measured_s']:.0f} s: achieved {h['achieved_rate']:.0f}, error rate {er:.3f} %, "
           f"p99 {h['latency_ms']['p99']:.1f} ms, queue-wait p99 per second: median {statistics.median(qw) if qw else 0:.1f} ms, "
-          f"Theil-Sen slope {60 * theil_sen(qw):+.2f} ms/min")
+          f"Theil-Sen slope {60 * theil_sen(qw):+.2f} ms/min; steal {100 * hs:.0f} %")
 PY

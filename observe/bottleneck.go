@@ -20,6 +20,10 @@ const (
 	// DominantShare is the share of active samples one category must reach to be named
 	// the bottleneck.
 	DominantShare = 0.40
+	// StealShare is the share of the machine's CPU time taken by the hypervisor for other
+	// guests (steal) from which the bottleneck line says so: a starved virtual machine
+	// lowers the knee of the server and the client alike.
+	StealShare = 0.10
 )
 
 // Bottleneck derives one line saying why the server stopped at this rate, from the
@@ -46,7 +50,19 @@ const (
 //     per commit", "lock contention: Lock:transactionid 41 % of active samples";
 //  6. otherwise: "no single bottleneck (CPU 30 %, IO:WALSync 25 %, Lock:tuple 20 %)",
 //     the three largest events.
+//
+// When the hypervisor took at least StealShare of the machine's CPU for other guests
+// during the probe, the line ends with "; the machine lost 43 % of its CPU to other
+// guests (steal): …".
 func Bottleneck(o *result.Observation, p *result.Probe) string {
+	line := bottleneck(o, p)
+	if o != nil && o.HostStealShare >= StealShare && line != "" {
+		line += fmt.Sprintf("; the machine lost %s of its CPU to other guests (steal): this probe measured its neighbours too", pct(o.HostStealShare))
+	}
+	return line
+}
+
+func bottleneck(o *result.Observation, p *result.Probe) string {
 	if p != nil && p.DriverLimited {
 		if p.DriverLimitReason != "" {
 			return "client: driver-limited (" + p.DriverLimitReason + ")"

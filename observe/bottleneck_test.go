@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/pgceiling/pgceiling/result"
@@ -132,6 +133,20 @@ func TestRateText(t *testing.T) {
 		3318: "3,318", 1234567: "1,234,567"} {
 		if got := rateText(v); got != want {
 			t.Errorf("rateText(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestBottleneckSaysSteal(t *testing.T) {
+	waits := []result.WaitShare{{Event: "Lock:tuple", Samples: 80, Share: 0.8}, {Event: "CPU", Samples: 20, Share: 0.2}}
+	for _, tc := range []struct {
+		steal float64
+		want  bool
+	}{{0, false}, {0.09, false}, {0.43, true}} {
+		o := &result.Observation{Waits: waits, Samples: 100, HostStealShare: tc.steal}
+		line := Bottleneck(o, nil)
+		if got := strings.Contains(line, "lost 43 % of its CPU to other guests (steal)"); got != tc.want || !strings.HasPrefix(line, "lock contention") {
+			t.Errorf("Bottleneck(steal %.2f) = %q; want the lock line, steal named: %v", tc.steal, line, tc.want)
 		}
 	}
 }

@@ -167,27 +167,33 @@ func machine() (cores int, memBytes int64) {
 	return runtime.NumCPU(), memBytes
 }
 
-// hostCPU reads this machine's cumulative busy and total CPU ticks from the first line of
-// /proc/stat. Idle and iowait count as not busy; guest time is already in user and nice.
-func hostCPU(root string) (busy, total int64, err error) {
+// hostCPU reads this machine's cumulative busy, steal and total CPU ticks from the first
+// line of /proc/stat. Idle and iowait count as not busy, nor does steal (time the
+// hypervisor gave other guests: this machine could not use it); guest time is already in
+// user and nice.
+func hostCPU(root string) (busy, steal, total int64, err error) {
 	b, err := os.ReadFile(filepath.Join(root, "stat"))
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 5 || f[0] != "cpu" {
-		return 0, 0, fmt.Errorf("no cpu line in %s/stat", root)
+		return 0, 0, 0, fmt.Errorf("no cpu line in %s/stat", root)
 	}
 	for i := 1; i < len(f) && i <= 8; i++ { // user nice system idle iowait irq softirq steal
 		v, err := strconv.ParseInt(f[i], 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("parse %s/stat cpu line: %w", root, err)
+			return 0, 0, 0, fmt.Errorf("parse %s/stat cpu line: %w", root, err)
 		}
 		total += v
-		if i != 4 && i != 5 {
+		switch i {
+		case 4, 5: // idle, iowait
+		case 8:
+			steal = v
+		default:
 			busy += v
 		}
 	}
-	return busy, total, nil
+	return busy, steal, total, nil
 }

@@ -109,14 +109,14 @@ func TestHostCPU(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "stat"), []byte(stat), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	busy, total, err := hostCPU(root)
-	if err != nil || busy != 170 || total != 720 {
-		t.Errorf("hostCPU(%q) = %d, %d, %v; want 170 busy of 720", stat, busy, total, err)
+	busy, steal, total, err := hostCPU(root)
+	if err != nil || busy != 160 || steal != 10 || total != 720 {
+		t.Errorf("hostCPU(%q) = %d, %d, %d, %v; want 160 busy and 10 steal of 720", stat, busy, steal, total, err)
 	}
 	if err := os.WriteFile(filepath.Join(root, "stat"), []byte("intr 1 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := hostCPU(root); err == nil {
+	if _, _, _, err := hostCPU(root); err == nil {
 		t.Error("hostCPU(no cpu line): want an error")
 	}
 }

@@ -73,6 +73,7 @@ type snapshot struct {
 	cpuOK       bool
 	hostBusy    int64 // this machine's CPU ticks, every process
 	hostTotal   int64
+	hostSteal   int64
 	hostOK      bool
 }
 
@@ -288,7 +289,9 @@ func (s *Sampler) Stop(ctx context.Context, committed int64) (*result.Observatio
 		}
 	}
 	if s.start.hostOK && end.hostOK && end.hostTotal > s.start.hostTotal {
-		o.HostCPUShare = float64(end.hostBusy-s.start.hostBusy) / float64(end.hostTotal-s.start.hostTotal)
+		d := float64(end.hostTotal - s.start.hostTotal)
+		o.HostCPUShare = float64(end.hostBusy-s.start.hostBusy) / d
+		o.HostStealShare = float64(end.hostSteal-s.start.hostSteal) / d
 	}
 	o.Bottleneck = Bottleneck(o, nil)
 	if s.loopErr != nil {
@@ -350,8 +353,8 @@ func (s *Sampler) snapshot(ctx context.Context) (snapshot, error) {
 		cpu, err := treeCPU("/proc", s.postmaster)
 		sn.cpuSeconds, sn.cpuOK = cpu, err == nil
 	}
-	busy, total, err := hostCPU("/proc")
-	sn.hostBusy, sn.hostTotal, sn.hostOK = busy, total, err == nil
+	busy, steal, total, err := hostCPU("/proc")
+	sn.hostBusy, sn.hostSteal, sn.hostTotal, sn.hostOK = busy, steal, total, err == nil
 	return sn, nil
 }
 

@@ -372,10 +372,14 @@ type Observation struct {
 	ServerLocal      bool       `json:"server_local"`
 	ServerCPUSeconds float64    `json:"server_cpu_s,omitempty"`
 	ServerCPUShare   float64    `json:"server_cpu_share,omitempty"` // of all its cores
-	HostCPUShare     float64    `json:"host_cpu_share,omitempty"`   // of the client machine's cores, every process counted
-	ServerCPUPerTxMs float64    `json:"server_cpu_per_tx_ms,omitempty"`
-	ClientCPUPerTxMs float64    `json:"client_cpu_per_tx_ms,omitempty"`
-	Bottleneck       string     `json:"bottleneck"`
+	HostCPUShare     float64    `json:"host_cpu_share,omitempty"`   // of the client machine's cores, every process counted (steal not counted)
+	// HostStealShare is the share of the client machine's CPU time its hypervisor gave to
+	// other guests during the probe (steal): a virtual machine whose neighbours take its
+	// CPU measures the neighbours, not the server.
+	HostStealShare   float64 `json:"host_steal_share,omitempty"`
+	ServerCPUPerTxMs float64 `json:"server_cpu_per_tx_ms,omitempty"`
+	ClientCPUPerTxMs float64 `json:"client_cpu_per_tx_ms,omitempty"`
+	Bottleneck       string  `json:"bottleneck"`
 }
 
 // TableSize describes one of pgceiling's tables.
