@@ -37,7 +37,7 @@ const (
 func (c *Init) Bind(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Wallets, "wallets", DefaultWallets, "wallets (accounts) in pgceiling.wallets")
 	fs.Int64Var(&c.Rows, "rows", DefaultRows, "rows prefilled into pgceiling.transactions (audit_log gets a tenth as many)")
-	fs.IntVar(&c.Months, "months", DefaultMonths, "months of history the rows are spread over, up to now (3 empty months ahead and a default partition are always added)")
+	fs.IntVar(&c.Months, "months", DefaultMonths, "months of history the rows are spread over, ending 24h before now (3 empty months ahead and a default partition are always added)")
 	fs.Float64Var(&c.Zipf, "zipf", DefaultZipf, "Zipf exponent of the wallet each row belongs to (0 = uniform; wallet 1 is the hottest)")
 	fs.Int64Var(&c.Seed, "seed", 1, "seed of the generated rows (the same spec and seed give the same rows)")
 	fs.IntVar(&c.Workers, "workers", runtime.NumCPU(), "parallel sessions for the load and the index build")
