@@ -9,13 +9,17 @@
 # (skipped + late + failed) / (processed + skipped + failed) <= 0.1 %: pgbench skips a
 # transaction already 1 s late when its turn comes, as pgceiling rejects one not started
 # within --pool-wait 1s. Bracket: from --start grow x2 until a rate fails, then bisect
-# until (hi - lo) / lo <= --precision. Before every pgbench probe the rows of the previous
-# one are deleted, then VACUUM and CHECKPOINT, as pgceiling does before its probes.
+# until (hi - lo) / lo <= --precision. Before every pgbench probe the data is prepared
+# exactly as pgceiling prepares its own probes (bench/benchpg -rate R: restore to the
+# baseline taken at the start, back-fill the fraud window at the probe's rate, CHECKPOINT).
 # pgceiling side: `pgceiling search --workload oltp --sync-commit on --no-steady-check` (the
 # error rule only, as on the pgbench side; pgceiling's default also fails a probe whose
 # queue wait keeps growing, which pgbench cannot judge) with the same probe
-# length, precision, connections and no calibration (same --start).
-# Target: the two knees within 10 %. The rules differ in one point: pgbench also counts a
+# length, precision, connections, no calibration (same --start) and no repeats.
+# Equal CPU budgets (BENCHMARKING.md): client and server share the machine, so each client
+# is pinned to one core with `taskset -c --cpu` (default 1) and pgbench runs one thread
+# (-j 1), like pgceiling's loop engine; --cpu "" turns pinning off.
+# Target: the two knees within 5 %. The rules differ in one point: pgbench also counts a
 # transaction that started on time but finished over 1 s late; pgceiling's error rule does
 # not (its results count them as `late`). So the summary also gives the highest pgceiling
 # probe that passes pgbench's rule with its late commits counted.
@@ -24,11 +28,11 @@
 # at the end; with --dsn the schema must exist (pgceiling init) with 10,000 wallets.
 #
 # Usage: bench/knee_vs_pgbench.sh [--dsn DSN] [--seconds 60] [--warmup 10] [--precision 0.05]
-#        [--start 100] [--conns 50] [--rows 200000]
+#        [--start 100] [--conns 50] [--rows 200000] [--cpu 1]
 # A tiny smoke run: bench/knee_vs_pgbench.sh --seconds 3 --warmup 1 --precision 0.3 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000
+dsn="" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
     --start) start="$2"; shift 2 ;;
     --conns) conns="$2"; shift 2 ;;
     --rows) rows="$2"; shift 2 ;;
+    --cpu) cpu="$2"; shift 2 ;;
     -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "knee_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -49,18 +54,16 @@ done
 . "$root/bench/lib.sh"
 bench_setup knee_vs_pgbench
 
+pin=()
+[ -n "$cpu" ] && pin=(taskset -c "$cpu")
 # The baseline the pgbench probes are reset to (pgceiling resets itself).
-read -r tx_max audit_max < <(psql -XAtq -F ' ' "$dsn" -c \
-  "SELECT coalesce(max(id),0), (SELECT coalesce(max(id),0) FROM pgceiling.audit_log) FROM pgceiling.transactions")
-reset() {
-  psql -XAtq "$dsn" -c "DELETE FROM pgceiling.transactions WHERE id > $tx_max" \
-    -c "DELETE FROM pgceiling.audit_log WHERE id > $audit_max" \
-    -c "VACUUM pgceiling.transactions, pgceiling.audit_log" -c "CHECKPOINT" >/dev/null
-}
+"$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -take || exit 1
+# prepare RATE: restore, back-fill at RATE, checkpoint: what pgceiling does before a probe.
+prepare() { "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$1" || exit 1; }
 
 echo "1. pgceiling search, oltp, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
-"$work/pgceiling" search --dsn "$dsn" --workload oltp --sync-commit on --warmup "${warm}s" --duration "${secs}s" \
-  --precision "$prec" --start-rate "$start" --conns "$conns" --pool-wait 1s --no-steady-check --json "$work/search.json" \
+"${pin[@]}" "$work/pgceiling" search --dsn "$dsn" --workload oltp --sync-commit on --warmup "${warm}s" --duration "${secs}s" \
+  --precision "$prec" --start-rate "$start" --repeats 1 --conns "$conns" --pool-wait 1s --no-steady-check --json "$work/search.json" \
   2> >(grep -v '^  ' >&2) >/dev/null
 pgc_knee="$(python3 -c "import json; s=json.load(open('$work/search.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
 IFS='|' read -r pgc_knee pgc_stop pgc_probes <<<"$pgc_knee"
@@ -85,9 +88,9 @@ PY
 # transaction (-l); only transactions ending after the warm-up count. Latency is from the
 # scheduled start (-R). Prints the bad share and the counts.
 pgprobe() {
-  reset
+  prepare "$1"
   rm -f "$work"/pgblog*
-  pgbench -n -M prepared -c "$conns" -j 2 -R "$1" --latency-limit 1000 -T "$((warm + secs))" -l \
+  "${pin[@]}" pgbench -n -M prepared -c "$conns" -j 1 -R "$1" --latency-limit 1000 -T "$((warm + secs))" -l \
     --log-prefix="$work/pgblog" -f "$root/bench/pgbench/oltp.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
   python3 - "$warm" "$work"/pgblog* <<'PY'
 import sys
@@ -137,7 +140,7 @@ else:
   [ "$n" -ge 30 ] && break
   rate="$next"
 done
-reset
+"$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -restore
 
 python3 - "$pgc_knee" "$lo" "$pgc_stop" "$pgc_probes" "$n" "$pgc_strict" <<'PY'
 import sys
@@ -147,7 +150,7 @@ print(f"  pgceiling search: {a:8.0f} tx/s  ({sys.argv[4]} probes; stop: {sys.arg
 print(f"  pgbench -R:       {b:8.0f} tx/s  ({sys.argv[5]} probes)")
 if a and b:
     d = (a - b) / b
-    print(f"  difference: {100 * d:+.1f} % (target within 10 %): {'ok' if abs(d) <= 0.10 else 'OUTSIDE'}")
+    print(f"  difference: {100 * d:+.1f} % (target within 5 %): {'ok' if abs(d) <= 0.05 else 'OUTSIDE'}")
 print(f"  pgceiling's highest probe that also passes pgbench's rule (late commits counted): {c:.0f} tx/s"
       + (f" ({100 * (c - b) / b:+.1f} % against pgbench)" if b and c else ""))
 PY

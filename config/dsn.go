@@ -17,6 +17,11 @@ type Conn struct {
 
 var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*(?:'|$)\S*|\S+)`)
 
+// urlUserinfo matches the user:password@ part of a URL anywhere in a text: group 1 is up
+// to the colon before the password, group 2 the password (which may hold any character
+// but whitespace and quotes; the last @ before the host ends it).
+var urlUserinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s"']*:)([^\s"']*)@`)
+
 // RedactDSN returns dsn with any password replaced by "xxxxx", for URL and key=value forms.
 func RedactDSN(dsn string) string {
 	if strings.Contains(dsn, "://") {
@@ -37,6 +42,16 @@ func RedactDSN(dsn string) string {
 		return u.String()
 	}
 	return kvPassword.ReplaceAllString(dsn, "${1}xxxxx")
+}
+
+// RedactText returns s with every password it can find hidden: the user:password@ of any
+// URL in it and any password=… (in a key=value DSN or a URL query), wherever they stand.
+// For messages that echo input pgceiling did not parse as a DSN — a mistyped flag
+// (`-dsn=postgres://u:secret@h`), a config-file line (`dsn: postgres://…`) — so no error
+// ever prints a password.
+func RedactText(s string) string {
+	s = urlUserinfo.ReplaceAllString(s, "${1}xxxxx@")
+	return kvPassword.ReplaceAllString(s, "${1}xxxxx")
 }
 
 // redactURLByHand handles URLs net/url refuses: everything between "://user:" and the last
@@ -86,6 +101,9 @@ func Passwords(dsn string, getenv func(string) string) []string {
 	}
 	for _, m := range kvPassword.FindAllStringSubmatch(dsn, -1) {
 		add(strings.Trim(m[2], "'"))
+	}
+	for _, m := range urlUserinfo.FindAllStringSubmatch(dsn, -1) {
+		add(m[2])
 	}
 	return out
 }

@@ -75,3 +75,21 @@ func FuzzRedactDSN(f *testing.F) {
 		}
 	})
 }
+
+func TestRedactText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`unknown shorthand flag: 'd' in -dsn=postgres://u:s3cr@t@db:5432/x`, `unknown shorthand flag: 'd' in -dsn=postgres://u:xxxxx@db:5432/x`},
+		{`got "dsn: postgres://me:pw@host/db?sslmode=disable"`, `got "dsn: postgres://me:xxxxx@host/db?sslmode=disable"`},
+		{`got "dsn: host=h user=u password=pw dbname=d"`, `got "dsn: host=h user=u password=xxxxx dbname=d"`},
+		{`postgres://h/db?user=u&password=pw`, `postgres://h/db?user=u&password=xxxxx`},
+		{`postgres://u@h/db and postgres://v:q@h2/db`, `postgres://u@h/db and postgres://v:xxxxx@h2/db`},
+		{`nothing secret here: 10.5 tx/s`, `nothing secret here: 10.5 tx/s`},
+	} {
+		if got := RedactText(tc.in); got != tc.want {
+			t.Errorf("RedactText(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := Passwords(`-dsn=postgres://u:s3cr@t@db/x`, nil); len(got) == 0 || got[0] != "s3cr@t" {
+		t.Errorf("Passwords(-dsn=URL) = %q, want the password", got)
+	}
+}

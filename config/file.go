@@ -29,18 +29,18 @@ func ApplyFile(fs *pflag.FlagSet, path string) error {
 		}
 		key, val, ok := strings.Cut(line, "=")
 		if !ok {
-			return Usagef("config file %s line %d: want `name = value`, got %q", path, n, line)
+			return Usagef("config file %s line %d: want `name = value`, got %q", path, n, RedactText(line))
 		}
 		key, val = strings.TrimSpace(key), strings.Trim(strings.TrimSpace(val), `"`)
 		fl := fs.Lookup(key)
 		if fl == nil || key == "config" {
-			return Usagef("config file %s line %d: unknown key %q (valid keys: %s)", path, n, key, flagNames(fs))
+			return Usagef("config file %s line %d: unknown key %q (valid keys: %s)", path, n, RedactText(key), flagNames(fs))
 		}
 		if fl.Changed {
 			continue
 		}
 		if err := fs.Set(key, val); err != nil {
-			return Usagef("config file %s line %d: %s: %v", path, n, key, err)
+			return Usagef("config file %s line %d: %s: %s", path, n, key, RedactText(err.Error()))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -68,7 +68,9 @@ func Parse(fs *pflag.FlagSet, args []string) error {
 		if err == pflag.ErrHelp {
 			return err
 		}
-		return Usagef("%s: %v (see `pgceiling %s --help`)", fs.Name(), err, fs.Name())
+		// pflag echoes the argument it could not parse, which may be a DSN given with one
+		// dash (-dsn=postgres://u:secret@h): never print its password.
+		return Usagef("%s: %s (see `pgceiling %s --help`)", fs.Name(), RedactText(err.Error()), fs.Name())
 	}
 	if fl := fs.Lookup("config"); fl != nil && fl.Value.String() != "" {
 		return ApplyFile(fs, fl.Value.String())

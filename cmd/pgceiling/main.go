@@ -121,20 +121,25 @@ func Main(ctx context.Context, env *Env, args []string) int {
 // printErr prints err on one line, scrubbed of every known password.
 func (e *Env) printErr(err error) {
 	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
-	fmt.Fprintf(e.Stderr, "pgceiling: %s\n", e.Scrub(msg))
+	fmt.Fprintf(e.Stderr, "pgceiling: %s\n", config.RedactText(e.Scrub(msg)))
 }
 
 // Scrub removes every known password from s.
 func (e *Env) Scrub(s string) string { return config.Scrub(s, e.secrets) }
 
-// secretsFrom finds passwords on the command line (--dsn) and in the environment.
+// secretsFrom finds passwords on the command line and in the environment: in --dsn's
+// value, and in any argument that holds a URL with a password or a password=, wherever
+// it stands (a DSN given as `-dsn=…` or as a stray argument is still a secret).
 func secretsFrom(args []string, getenv func(string) string) []string {
 	dsns := []string{getenv(config.EnvDSN)}
 	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, "--dsn="); ok {
-			dsns = append(dsns, v)
-		} else if a == "--dsn" && i+1 < len(args) {
+		switch {
+		case strings.HasPrefix(a, "--dsn="):
+			dsns = append(dsns, strings.TrimPrefix(a, "--dsn="))
+		case a == "--dsn" && i+1 < len(args):
 			dsns = append(dsns, args[i+1])
+		case strings.Contains(a, "://") || strings.Contains(strings.ToLower(a), "password"):
+			dsns = append(dsns, a)
 		}
 	}
 	var out []string

@@ -111,6 +111,15 @@ func TestReliabilitySecrets(t *testing.T) {
 		try(env, false, "run", "--dsn", form.dsn, "--bogus-flag", "--rate", "10")
 		try(env, false, "search", "--dsn", form.dsn, "--precision", "7")
 		try(env, false, "run", "--dsn", strings.Replace(form.dsn, "127.0.0.1", "127.0.0.1:notaport", 1), "--rate", "10")
+		// Mistyped flags that echo the argument (issue 13): one dash, and a config file
+		// line with a colon instead of `=`.
+		try(env, false, "run", "-dsn="+form.dsn, "--rate", "10")
+		try(env, false, "search", "-dsn", form.dsn)
+		conf := filepath.Join(dir, fmt.Sprintf("%d-colon.conf", n))
+		if err := os.WriteFile(conf, []byte("rate = 10\ndsn: "+form.dsn+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		try(env, false, "run", "--config", conf)
 		for _, c := range [][]string{
 			append([]string{"run", "--dsn", form.wrong, "--rate", "10"}, tiny...),
 			{"init", "--dsn", form.wrong, "--rows", "100"},
