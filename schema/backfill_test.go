@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -351,30 +350,41 @@ func TestOtherFormat(t *testing.T) {
 	}
 }
 
-// TestBackfillCost measures the back-fill at the default window and limit over 10,000
-// wallets at 1,000 and 3,000 tx/s. Set PGCEILING_BACKFILL_COST=1 to run it.
-func TestBackfillCost(t *testing.T) {
-	if os.Getenv("PGCEILING_BACKFILL_COST") == "" {
-		t.Skip("set PGCEILING_BACKFILL_COST=1 to measure the back-fill's cost")
-	}
-	cfg, conn := setup(t)
+// BenchmarkBackfill measures a probe's preparation at the default fraud window and limit
+// over 10,000 Zipf wallets and 1 M rows: the back-fill at 1,000 and 3,000 tx/s (200,000
+// rows either way: every wallet is at the limit) and the restore that removes it.
+//
+//	go test ./schema -run '^$' -bench Backfill -benchtime 3x
+func BenchmarkBackfill(b *testing.B) {
+	cfg, conn := setup(b)
 	ctx := context.Background()
 	spec := schema.Spec{Wallets: 10_000, Rows: 1_000_000, Months: 2, Zipf: 1, Seed: 1}
-	mustInit(t, cfg, spec, schema.InitOptions{})
-	b, err := schema.TakeBaseline(ctx, conn)
+	mustInit(b, cfg, spec, schema.InitOptions{})
+	base, err := schema.TakeBaseline(ctx, conn)
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	p := workload.DefaultParams()
 	for _, rate := range []float64{1000, 3000} {
-		f, err := schema.Backfill(ctx, conn, schema.BackfillSpec{Rate: rate, Window: p.FraudWindow, Limit: p.FraudLimit, Wallets: spec.Wallets, Zipf: spec.Zipf, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := schema.Restore(ctx, conn, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("rate %.0f: back-fill %d rows in %.2f s; restore %.2f s (%+v)", rate, f.Rows, f.Seconds, r.Seconds, r)
+		b.Run(fmt.Sprintf("rate=%.0f", rate), func(b *testing.B) {
+			var rows int64
+			var restore float64
+			for i := 0; i < b.N; i++ {
+				f, err := schema.Backfill(ctx, conn, schema.BackfillSpec{Rate: rate, Window: p.FraudWindow, Limit: p.FraudLimit,
+					Wallets: spec.Wallets, Zipf: spec.Zipf, Seed: int64(i + 1)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				r, err := schema.Restore(ctx, conn, base)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				rows, restore = f.Rows, r.Seconds
+			}
+			b.ReportMetric(float64(rows), "rows/op")
+			b.ReportMetric(restore, "restore-s")
+		})
 	}
 }

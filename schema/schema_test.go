@@ -26,7 +26,7 @@ func small() schema.Spec {
 	return schema.Spec{Wallets: 100, Rows: 20_000, Months: 3, Zipf: 1.0, Seed: 7}
 }
 
-func setup(t *testing.T) (*pgx.ConnConfig, *pgx.Conn) {
+func setup(t testing.TB) (*pgx.ConnConfig, *pgx.Conn) {
 	t.Helper()
 	dsn := pgtest.NewDatabase(t)
 	cfg, err := pgx.ParseConfig(dsn)
@@ -41,7 +41,7 @@ func setup(t *testing.T) (*pgx.ConnConfig, *pgx.Conn) {
 	return cfg, conn
 }
 
-func mustInit(t *testing.T, cfg *pgx.ConnConfig, spec schema.Spec, opt schema.InitOptions) *schema.Made {
+func mustInit(t testing.TB, cfg *pgx.ConnConfig, spec schema.Spec, opt schema.InitOptions) *schema.Made {
 	t.Helper()
 	if opt.Workers == 0 {
 		opt.Workers = 2

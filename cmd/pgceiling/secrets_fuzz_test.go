@@ -41,7 +41,7 @@ func FuzzArgsNeverShowPassword(f *testing.F) {
 	cancel()
 	f.Fuzz(func(t *testing.T, cmd, before, after string, form uint8) {
 		if strings.Contains(before+after+cmd, pw[:4]) {
-			t.Skip() // the secret only ever stands where a password stands
+			return // the secret only ever stands where a password stands
 		}
 		args := []string{cmd}
 		if before != "" {
