@@ -205,9 +205,12 @@ func testRunInsert(t *testing.T, eng string) {
 	if p.Committed < p.Scheduled*9/10 || p.MeasuredS != 2 {
 		t.Errorf("committed %d of %d, measured %vs: want nearly all in 2 s", p.Committed, p.Scheduled, p.MeasuredS)
 	}
-	// At a light rate the server keeps up: what it commits in the window is the offered
-	// rate (Poisson: 400 ± 20 arrivals in 2 s), and the drain has at most the last few.
-	if r := p.AchievedRate / p.TargetRate; r < 0.85 || r > 1.15 || p.DrainCommitted > 10 {
+	// At a light rate the server keeps up: what it commits in the window is what was
+	// offered in it (give or take the arrivals whose commit crosses either edge), and the
+	// drain has only the last arrivals' commits: on a loaded shared machine a transaction
+	// can take 100 ms, so up to a tenth of a 2-second window.
+	offered := float64(p.Scheduled) / p.MeasuredS
+	if r := p.AchievedRate / offered; r < 0.9 || r > 1.1 || p.DrainCommitted > p.Scheduled/10 {
 		t.Errorf("achieved %v/s at %v/s (in the window %d, in the drain %d): want about the target",
 			p.AchievedRate, p.TargetRate, p.CommittedInWindow, p.DrainCommitted)
 	}
