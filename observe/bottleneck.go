@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/pgceiling/pgceiling/internal/thousands"
 	"github.com/pgceiling/pgceiling/result"
 )
 
@@ -260,20 +260,5 @@ func rateText(v float64) string {
 	if v < 100 && v != math.Trunc(v) {
 		dec = 1
 	}
-	s := strconv.FormatFloat(math.Abs(v), 'f', dec, 64)
-	intPart, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if frac != "" {
-		b.WriteString("." + frac)
-	}
-	return b.String()
+	return thousands.Format(v, dec)
 }

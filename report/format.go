@@ -2,37 +2,15 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/pgceiling/pgceiling/internal/thousands"
 	"github.com/pgceiling/pgceiling/result"
 )
 
 // num formats v with dec decimals and thousands separators ("12,345.6").
-func num(v float64, dec int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "-"
-	}
-	s := strconv.FormatFloat(math.Abs(v), 'f', dec, 64)
-	intPart, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	if v < 0 && strings.Trim(s, "0.") != "" {
-		b.WriteByte('-')
-	}
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if frac != "" {
-		b.WriteByte('.')
-		b.WriteString(frac)
-	}
-	return b.String()
-}
+func num(v float64, dec int) string { return thousands.Format(v, dec) }
 
 // count formats an integer with thousands separators.
 func count(v int64) string { return num(float64(v), 0) }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/pgceiling/pgceiling/internal/thousands"
 	"github.com/pgceiling/pgceiling/result"
 )
 
@@ -441,18 +441,7 @@ func num(v float64) string {
 	case math.IsInf(v, 0) || math.IsNaN(v):
 		return fmt.Sprint(v)
 	case math.Abs(v) >= 100:
-		s := strconv.FormatInt(int64(math.Round(math.Abs(v))), 10)
-		var b strings.Builder
-		if v < 0 {
-			b.WriteByte('-')
-		}
-		for i, c := range s {
-			if i > 0 && (len(s)-i)%3 == 0 {
-				b.WriteByte(',')
-			}
-			b.WriteRune(c)
-		}
-		return b.String()
+		return thousands.Format(math.Round(v), 0)
 	case math.Abs(v) >= 10:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case math.Abs(v) >= 1:
