@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pgceiling/pgceiling/result"
 	"github.com/pgceiling/pgceiling/workload"
@@ -466,60 +467,47 @@ func (a *auditGen) finish() {
 	}
 }
 
-// parallel runs n tasks on up to workers pooled sessions, each set up with setup.
-// The first error cancels the rest.
+// parallel runs n tasks, in order, at most workers at a time, each on a session set up
+// with setup; a session goes back to the idle ones after its task, so no more than
+// workers are ever open. The first error cancels the rest and is the one returned.
 func parallel(ctx context.Context, pool *sessions, workers, n int, setup string, task func(context.Context, *pgx.Conn, int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := 0; w < min(workers, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := pool.open(ctx)
-			if err != nil {
-				errs <- err
-				cancel()
-				return
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	idle := make(chan *pgx.Conn, workers)
+	for i := range n {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			defer c.Close(context.WithoutCancel(ctx))
-			if setup != "" {
-				if _, err := c.Exec(ctx, setup); err != nil {
-					errs <- err
-					cancel()
-					return
+			var c *pgx.Conn
+			select {
+			case c = <-idle:
+			default:
+				var err error
+				if c, err = pool.open(ctx); err != nil {
+					return err
+				}
+				if setup != "" {
+					if _, err := c.Exec(ctx, setup); err != nil {
+						c.Close(context.WithoutCancel(ctx))
+						return err
+					}
 				}
 			}
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := task(ctx, c, i); err != nil {
-					errs <- err
-					cancel()
-					return
-				}
+			if err := task(ctx, c, i); err != nil {
+				c.Close(context.WithoutCancel(ctx))
+				return err
 			}
-		}()
+			idle <- c
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	var first error
-	for err := range errs {
-		if first == nil || errors.Is(first, context.Canceled) {
-			first = err
-		}
+	err := g.Wait()
+	close(idle)
+	for c := range idle {
+		c.Close(context.WithoutCancel(ctx))
 	}
-	if first == nil {
-		first = ctx.Err()
-		if first != nil && context.Cause(ctx) != nil {
-			first = context.Cause(ctx)
-		}
-	}
-	return first
+	return err
 }
 
 // The statements of indexes.sql that Init builds per partition, in parallel sessions.
