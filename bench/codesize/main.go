@@ -39,6 +39,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -339,6 +340,13 @@ type occurrence struct {
 	from, to int
 }
 
+func (o occurrence) before(p occurrence) bool {
+	if o.file != p.file {
+		return o.file < p.file
+	}
+	return o.from < p.from
+}
+
 // A block is one duplicated run of normalized lines and every place it occurs.
 type block struct {
 	lines int // normalized lines
@@ -382,116 +390,111 @@ func normalize(path string) ([]line, error) {
 // duplicates finds the maximal runs of at least min normalized lines that occur more
 // than once across files, largest first (by the lines the copies add).
 func duplicates(files []string, min int) ([]block, error) {
-	texts := make([][]line, len(files))
+	c := corpus{files: files, texts: make([][]line, len(files)), blocks: map[string]*block{}}
 	for i, f := range files {
 		ls, err := normalize(f)
 		if err != nil {
 			return nil, err
 		}
-		texts[i] = ls
+		c.texts[i] = ls
 	}
-	// Every window of min lines, keyed by its text.
-	type pos struct{ file, i int }
+	// Every window of min lines, keyed by its text; each pair of equal windows that
+	// cannot be extended backwards starts a maximal pair of copies.
 	windows := map[string][]pos{}
-	key := func(f, i int) string {
-		var b strings.Builder
-		for _, l := range texts[f][i : i+min] {
-			b.WriteString(l.text)
-			b.WriteByte('\n')
-		}
-		return b.String()
-	}
-	for f := range texts {
-		for i := 0; i+min <= len(texts[f]); i++ {
-			k := key(f, i)
+	for f := range c.texts {
+		for i := 0; i+min <= len(c.texts[f]); i++ {
+			k := c.text(pos{f, i}, min)
 			windows[k] = append(windows[k], pos{f, i})
 		}
 	}
-	equalAt := func(a, b pos) bool {
-		return a.i >= 0 && b.i >= 0 && a.i < len(texts[a.file]) && b.i < len(texts[b.file]) &&
-			texts[a.file][a.i].text == texts[b.file][b.i].text
-	}
-	// Each pair of matching windows that cannot be extended backwards starts a maximal
-	// pair of copies; blocks gather the pairs with the same text.
-	byText := map[string]*block{}
-	seen := map[string]map[occurrence]bool{}
-	var order []string
 	for _, ps := range windows {
-		if len(ps) < 2 {
-			continue
-		}
-		for x := 0; x < len(ps); x++ {
-			for y := x + 1; y < len(ps); y++ {
-				a, b := ps[x], ps[y]
-				if equalAt(pos{a.file, a.i - 1}, pos{b.file, b.i - 1}) {
-					continue // not maximal: the pair one line earlier covers it
-				}
-				n := min
-				for equalAt(pos{a.file, a.i + n}, pos{b.file, b.i + n}) {
-					n++
-				}
-				at := []pos{a, b}
-				if a.file == b.file && b.i < a.i+n {
-					// The copies overlap: a run that repeats every d lines, whose
-					// whole periods are the occurrences of one d-line block.
-					d := b.i - a.i
-					if d < min {
-						continue
-					}
-					at = at[:0]
-					for s := a.i; s+d <= b.i+n; s += d {
-						at = append(at, pos{a.file, s})
-					}
-					n = d
-				}
-				var t strings.Builder
-				for _, l := range texts[a.file][a.i : a.i+n] {
-					t.WriteString(l.text)
-					t.WriteByte('\n')
-				}
-				k := t.String()
-				bl := byText[k]
-				if bl == nil {
-					bl = &block{lines: n}
-					byText[k] = bl
-					seen[k] = map[occurrence]bool{}
-					order = append(order, k)
-				}
-				for _, p := range at {
-					o := occurrence{files[p.file], texts[p.file][p.i].num, texts[p.file][p.i+n-1].num}
-					if !seen[k][o] {
-						seen[k][o] = true
-						bl.at = append(bl.at, o)
-					}
-				}
+		for x := range ps {
+			for _, b := range ps[x+1:] {
+				c.pair(ps[x], b, min)
 			}
 		}
 	}
-	out := make([]block, 0, len(order))
-	for _, k := range order {
-		b := byText[k]
-		if nested(b, byText) {
-			continue
+	out := make([]block, 0, len(c.order))
+	for _, k := range c.order {
+		if b := c.blocks[k]; !nested(b, c.blocks) {
+			sort.Slice(b.at, func(i, j int) bool { return b.at[i].before(b.at[j]) })
+			out = append(out, *b)
 		}
-		sort.Slice(b.at, func(i, j int) bool {
-			if b.at[i].file != b.at[j].file {
-				return b.at[i].file < b.at[j].file
-			}
-			return b.at[i].from < b.at[j].from
-		})
-		out = append(out, *b)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		wi, wj := out[i].lines*(len(out[i].at)-1), out[j].lines*(len(out[j].at)-1)
 		if wi != wj {
 			return wi > wj
 		}
-		if out[i].at[0].file != out[j].at[0].file {
-			return out[i].at[0].file < out[j].at[0].file
-		}
-		return out[i].at[0].from < out[j].at[0].from
+		return out[i].at[0].before(out[j].at[0])
 	})
 	return out, nil
+}
+
+// pos is a normalized line: the index of its file and its index in that file's lines.
+type pos struct{ file, i int }
+
+// corpus is the normalized files and the blocks found in them, keyed by their text.
+type corpus struct {
+	files  []string
+	texts  [][]line
+	blocks map[string]*block
+	order  []string // the blocks' keys in the order found
+}
+
+// text is the n normalized lines from p, one string.
+func (c *corpus) text(p pos, n int) string {
+	var b strings.Builder
+	for _, l := range c.texts[p.file][p.i : p.i+n] {
+		b.WriteString(l.text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// equal reports whether the lines at a and b exist and are equal.
+func (c *corpus) equal(a, b pos) bool {
+	return a.i >= 0 && b.i >= 0 && a.i < len(c.texts[a.file]) && b.i < len(c.texts[b.file]) &&
+		c.texts[a.file][a.i].text == c.texts[b.file][b.i].text
+}
+
+// pair records the copies that start at a and b (whose first min lines are equal, a
+// before b) unless they extend backwards, which makes them part of an earlier pair.
+func (c *corpus) pair(a, b pos, min int) {
+	if c.equal(pos{a.file, a.i - 1}, pos{b.file, b.i - 1}) {
+		return
+	}
+	n := min
+	for c.equal(pos{a.file, a.i + n}, pos{b.file, b.i + n}) {
+		n++
+	}
+	at := []pos{a, b}
+	if a.file == b.file && b.i < a.i+n {
+		// The copies overlap: a run that repeats every d lines, whose whole periods
+		// are the occurrences of one d-line block.
+		d := b.i - a.i
+		if d < min {
+			return
+		}
+		at = at[:0]
+		for s := a.i; s+d <= b.i+n; s += d {
+			at = append(at, pos{a.file, s})
+		}
+		n = d
+	}
+	k := c.text(a, n)
+	bl := c.blocks[k]
+	if bl == nil {
+		bl = &block{lines: n}
+		c.blocks[k] = bl
+		c.order = append(c.order, k)
+	}
+	for _, p := range at {
+		o := occurrence{c.files[p.file], c.texts[p.file][p.i].num, c.texts[p.file][p.i+n-1].num}
+		if !slices.Contains(bl.at, o) {
+			bl.at = append(bl.at, o)
+		}
+	}
 }
 
 // nested reports whether every occurrence of b lies inside an occurrence of one larger
