@@ -471,8 +471,8 @@ func (a *auditGen) finish() {
 // workers are ever open. The first error cancels the rest and is the one returned.
 func parallel(ctx context.Context, pool *sessions, workers, n int, setup string, task func(context.Context, *pgx.Conn, int) error) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	idle := make(chan *pgx.Conn, workers)
+	g.SetLimit(max(workers, 1))
+	idle := make(chan *pgx.Conn, max(workers, 1))
 	for i := range n {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
