@@ -209,14 +209,6 @@ func Finish(p *result.Probe) {
 	o.Bottleneck = Bottleneck(o, p)
 }
 
-// KneeBottleneck is SweepBottleneck's line without its rate.
-//
-// Deprecated: use SweepBottleneck, which also returns the rate for Sweep.BottleneckRate.
-func KneeBottleneck(s *result.Sweep) string {
-	line, _ := SweepBottleneck(s)
-	return line
-}
-
 // SweepBottleneck is the bottleneck line of a sweep and the probe rate it describes (for
 // Sweep.Bottleneck and Sweep.BottleneckRate): the line of the first probe above the knee
 // that failed on the server's account (verdict fail or not_steady, with an observation),

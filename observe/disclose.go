@@ -2,7 +2,6 @@ package observe
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -151,12 +150,6 @@ type UnsafeError struct{ Warnings []string }
 func (e *UnsafeError) Error() string {
 	return "refusing to measure an unsafe server: " + strings.Join(e.Warnings, "; ") +
 		" (pass --allow-unsafe-server to measure anyway; the results then carry this warning)"
-}
-
-// IsUnsafe reports whether err is (or wraps) a refusal by RefuseUnsafe.
-func IsUnsafe(err error) bool {
-	var u *UnsafeError
-	return errors.As(err, &u)
 }
 
 // RefuseUnsafe returns an *UnsafeError naming --allow-unsafe-server when there are

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +120,8 @@ func TestUnsafeServer(t *testing.T) {
 		t.Errorf("Unsafe(d, false) = %q, want fsync and full_page_writes only", w2)
 	}
 	err = RefuseUnsafe(w, false)
-	if err == nil || !IsUnsafe(err) || !strings.Contains(err.Error(), "--allow-unsafe-server") || !strings.Contains(err.Error(), "fsync=off") {
+	var unsafe *UnsafeError
+	if !errors.As(err, &unsafe) || !strings.Contains(err.Error(), "--allow-unsafe-server") || !strings.Contains(err.Error(), "fsync=off") {
 		t.Errorf("RefuseUnsafe(warnings, false) = %v, want an UnsafeError naming fsync=off and --allow-unsafe-server", err)
 	}
 	if err := RefuseUnsafe(w, true); err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pgceiling/pgceiling/result"
 	"github.com/pgceiling/pgceiling/workload"
@@ -466,67 +466,48 @@ func (a *auditGen) finish() {
 	}
 }
 
-// parallel runs n tasks on up to workers pooled sessions, each set up with setup.
-// The first error cancels the rest.
+// parallel runs n tasks, in order, at most workers at a time, each on a session set up
+// with setup; a session goes back to the idle ones after its task, so no more than
+// workers are ever open. The first error cancels the rest and is the one returned.
 func parallel(ctx context.Context, pool *sessions, workers, n int, setup string, task func(context.Context, *pgx.Conn, int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := 0; w < min(workers, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := pool.open(ctx)
-			if err != nil {
-				errs <- err
-				cancel()
-				return
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(workers, 1))
+	idle := make(chan *pgx.Conn, max(workers, 1))
+	for i := range n {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			defer c.Close(context.WithoutCancel(ctx))
-			if setup != "" {
-				if _, err := c.Exec(ctx, setup); err != nil {
-					errs <- err
-					cancel()
-					return
+			var c *pgx.Conn
+			select {
+			case c = <-idle:
+			default:
+				var err error
+				if c, err = pool.open(ctx); err != nil {
+					return err
+				}
+				if setup != "" {
+					if _, err := c.Exec(ctx, setup); err != nil {
+						c.Close(context.WithoutCancel(ctx))
+						return err
+					}
 				}
 			}
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				if err := task(ctx, c, i); err != nil {
-					errs <- err
-					cancel()
-					return
-				}
+			if err := task(ctx, c, i); err != nil {
+				c.Close(context.WithoutCancel(ctx))
+				return err
 			}
-		}()
+			idle <- c
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	var first error
-	for err := range errs {
-		if first == nil || errors.Is(first, context.Canceled) {
-			first = err
-		}
+	err := g.Wait()
+	close(idle)
+	for c := range idle {
+		c.Close(context.WithoutCancel(ctx))
 	}
-	if first == nil {
-		first = ctx.Err()
-		if first != nil && context.Cause(ctx) != nil {
-			first = context.Cause(ctx)
-		}
-	}
-	return first
+	return err
 }
-
-// The statements of indexes.sql that Init builds per partition, in parallel sessions.
-var (
-	rePK    = regexp.MustCompile(`^ALTER TABLE pgceiling\.transactions ADD CONSTRAINT (\w+) PRIMARY KEY \(([^)]*)\)$`)
-	reIndex = regexp.MustCompile(`^CREATE (UNIQUE )?INDEX (\w+) ON pgceiling\.transactions (USING btree )?\(([^)]*)\)$`)
-)
 
 // statements splits a .sql file into statements, dropping comments.
 func statements(file string) ([]string, error) {
@@ -553,11 +534,35 @@ func statements(file string) ([]string, error) {
 	return out, nil
 }
 
-// buildIndexes builds indexes.sql. The transactions indexes are first built on each
-// loaded partition by parallel sessions (one CREATE INDEX each, the primary key's unique
-// index turned into the partition's primary key); then indexes.sql itself runs on the
-// parent, where PostgreSQL attaches those matching partition indexes instead of building
-// them again and only builds the tiny ones of the empty partitions.
+// partitionIndexes is the DDL of one loaded transactions partition's indexes: the
+// transactions indexes of indexes.sql, written for partition p and named after it, as
+// every schema of this format has them. PostgreSQL attaches a partition's index to the
+// parent's index only when their definitions match (and would otherwise build another
+// one), so keep the two in step; TestInitShape checks that every partition ends with
+// exactly the parent's indexes, attached. The first is the primary key's unique index,
+// which partitionPrimaryKey turns into the partition's primary key.
+func partitionIndexes(p string) []string {
+	return []string{
+		"CREATE UNIQUE INDEX " + p + "_pkey ON pgceiling." + p + " (id, created_at)",
+		"CREATE INDEX " + p + "_wallet_created_idx ON pgceiling." + p + " (wallet_id, created_at)",
+		"CREATE INDEX " + p + "_created_idx ON pgceiling." + p + " (created_at)",
+		"CREATE INDEX " + p + "_counterparty_idx ON pgceiling." + p + " (counterparty_id)",
+		"CREATE INDEX " + p + "_reference_idx ON pgceiling." + p + " (reference)",
+	}
+}
+
+// partitionPrimaryKey makes partition p's unique index p_pkey its primary key, which
+// the parent's primary key then attaches.
+func partitionPrimaryKey(p string) string {
+	return "ALTER TABLE pgceiling." + p + " ADD CONSTRAINT " + p + "_pkey PRIMARY KEY USING INDEX " + p + "_pkey"
+}
+
+// buildIndexes builds indexes.sql. First parallel sessions build each loaded
+// partition's indexes (partitionIndexes, biggest partitions first) and the other tables'
+// indexes of indexes.sql; then one session makes the partitions' primary keys and runs
+// the transactions statements of indexes.sql on the parent, where PostgreSQL attaches
+// the matching partition indexes instead of building them again and only builds the
+// tiny ones of the empty partitions.
 func buildIndexes(ctx context.Context, pool *sessions, parts []partition, opt InitOptions, rep *reporter) error {
 	stmts, err := statements("sql/indexes.sql")
 	if err != nil {
@@ -568,40 +573,42 @@ func buildIndexes(ctx context.Context, pool *sessions, parts []partition, opt In
 		rows int64
 	}
 	var builds []build
-	var pks []string
-	var rest []string
-	for _, s := range stmts {
-		if m := rePK.FindStringSubmatch(s); m != nil {
-			for _, p := range parts {
-				if p.Rows > 0 {
-					builds = append(builds, build{fmt.Sprintf("CREATE UNIQUE INDEX %s_pkey ON pgceiling.%s (%s)", p.Name, p.Name, m[2]), p.Rows})
-					pks = append(pks, fmt.Sprintf("ALTER TABLE pgceiling.%s ADD CONSTRAINT %s_pkey PRIMARY KEY USING INDEX %s_pkey", p.Name, p.Name, p.Name))
-				}
-			}
-		} else if m := reIndex.FindStringSubmatch(s); m != nil {
-			suffix := strings.TrimPrefix(m[2], "transactions_")
-			for _, p := range parts {
-				if p.Rows > 0 {
-					builds = append(builds, build{fmt.Sprintf("CREATE %sINDEX %s_%s ON pgceiling.%s (%s)", m[1], p.Name, suffix, p.Name, m[4]), p.Rows})
-				}
-			}
-		} else if strings.Contains(s, "pgceiling.audit_log") {
-			builds = append(builds, build{s, 0})
-			continue
-		}
-		rest = append(rest, s)
-	}
+	var pks, rest []string
 	if opt.SerialIndexes {
-		builds, pks, rest = nil, nil, stmts
+		rest = stmts
+	} else {
+		// Index by index, then partition by partition: with the stable sort by rows
+		// below, each partition's indexes are built in indexes.sql's order.
+		var loaded []partition
+		var ddl [][]string
+		for _, p := range parts {
+			if p.Rows > 0 {
+				loaded = append(loaded, p)
+				ddl = append(ddl, partitionIndexes(p.Name))
+				pks = append(pks, partitionPrimaryKey(p.Name))
+			}
+		}
+		for k := range partitionIndexes("") {
+			for i, p := range loaded {
+				builds = append(builds, build{ddl[i][k], p.Rows})
+			}
+		}
+		for _, s := range stmts {
+			if strings.Contains(s, "pgceiling.transactions ") {
+				rest = append(rest, s)
+			} else {
+				builds = append(builds, build{s, 0})
+			}
+		}
 	}
 	sort.SliceStable(builds, func(i, j int) bool { return builds[i].rows > builds[j].rows })
 	rep.phase(PhaseIndex, int64(len(builds)))
-	setup := fmt.Sprintf("SET maintenance_work_mem = '%s'; SET max_parallel_maintenance_workers = %d",
-		strings.ReplaceAll(opt.MaintenanceWorkMem, "'", ""), parallelWorkersPerBuild(opt.Workers, len(builds)))
+	perBuild := parallelWorkersPerBuild(opt.Workers, len(builds))
 	if opt.SerialIndexes {
-		setup = fmt.Sprintf("SET maintenance_work_mem = '%s'; SET max_parallel_maintenance_workers = %d",
-			strings.ReplaceAll(opt.MaintenanceWorkMem, "'", ""), max(opt.Workers-1, 0))
+		perBuild = max(opt.Workers-1, 0)
 	}
+	setup := fmt.Sprintf("SET maintenance_work_mem = '%s'; SET max_parallel_maintenance_workers = %d",
+		strings.ReplaceAll(opt.MaintenanceWorkMem, "'", ""), perBuild)
 	err = parallel(ctx, pool, opt.Workers, len(builds), setup, func(ctx context.Context, c *pgx.Conn, i int) error {
 		if _, err := c.Exec(ctx, builds[i].sql); err != nil {
 			return fmt.Errorf("build index (%s): %w", builds[i].sql, err)

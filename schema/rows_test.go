@@ -2,13 +2,13 @@ package schema
 
 import (
 	"fmt"
-	"math/big"
-
-	"github.com/jackc/pgx/v5/pgtype"
 	"io"
+	"math/big"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/pgceiling/pgceiling/workload"
 )
@@ -47,4 +47,28 @@ func TestBinNumeric2(t *testing.T) {
 			t.Errorf("binNumeric2(%d) decodes to %v (%v), want %s", cents, v, err, want)
 		}
 	}
+}
+
+// BenchmarkNumeric sets binNumeric2 beside pgtype's binary numeric encoder, the reason
+// the prefill encodes its amounts by hand.
+func BenchmarkNumeric(b *testing.B) {
+	var buf []byte
+	b.Run("binNumeric2", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			buf = binNumeric2(buf[:0], int64(i%100_000_000))
+		}
+	})
+	b.Run("pgtype", func(b *testing.B) {
+		b.ReportAllocs()
+		plan := pgtype.NewMap().PlanEncode(pgtype.NumericOID, pgtype.BinaryFormatCode, pgtype.Numeric{})
+		n := pgtype.Numeric{Int: new(big.Int), Exp: -2, Valid: true}
+		for i := range b.N {
+			n.Int.SetInt64(int64(i % 100_000_000))
+			var err error
+			if buf, err = plan.Encode(n, buf[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -95,6 +96,14 @@ type State struct {
 	HistoryEnd time.Time
 }
 
+// notOurMeta reports whether reading pgceiling.meta failed because the table is not
+// ours: a table called meta with other columns, or one we may not read. Such a schema
+// is not marked.
+func notOurMeta(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == pgerrcode.UndefinedColumn || pgErr.Code == pgerrcode.InsufficientPrivilege)
+}
+
 // Status inspects the database without changing it.
 func Status(ctx context.Context, q Querier) (State, error) {
 	var st State
@@ -109,9 +118,7 @@ func Status(ctx context.Context, q Querier) (State, error) {
 	}
 	rows, err := q.Query(ctx, `SELECT key::text, value::text FROM pgceiling.meta`)
 	if err != nil {
-		// A table called meta that is not ours (other columns): not marked.
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && (pgErr.Code == "42703" || pgErr.Code == "42501") {
+		if notOurMeta(err) {
 			return st, nil
 		}
 		return st, fmt.Errorf("read pgceiling.meta: %w", err)
@@ -122,8 +129,7 @@ func Status(ctx context.Context, q Querier) (State, error) {
 		return p, err
 	})
 	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && (pgErr.Code == "42703" || pgErr.Code == "42501") {
+		if notOurMeta(err) {
 			return st, nil
 		}
 		return st, fmt.Errorf("read pgceiling.meta: %w", err)

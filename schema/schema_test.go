@@ -136,6 +136,44 @@ func TestInitShape(t *testing.T) {
 			t.Errorf("partitions %s*: fewest*1000+most indexes = %d, want 5005 (5 each, none duplicated)", p, n)
 		}
 	}
+	// Every partition index is attached to the parent's; a loaded partition's carry its
+	// name (transactions_pkey's is <partition>_pkey, and is its primary key), the names
+	// every schema of this format has. The empty partitions' are PostgreSQL's.
+	irows, err := conn.Query(ctx, `SELECT c.relname, i.relname, coalesce(pi.relname, ''), x.indisprimary, c.reltuples > 0
+		FROM pg_inherits pt JOIN pg_class c ON c.oid = pt.inhrelid
+		JOIN pg_index x ON x.indrelid = c.oid JOIN pg_class i ON i.oid = x.indexrelid
+		LEFT JOIN pg_inherits ii ON ii.inhrelid = i.oid LEFT JOIN pg_class pi ON pi.oid = ii.inhparent
+		WHERE pt.inhparent = 'pgceiling.transactions'::regclass ORDER BY 1, 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := map[string]int{}
+	for irows.Next() {
+		var part, index, parent string
+		var primary, hasRows bool
+		if err := irows.Scan(&part, &index, &parent, &primary, &hasRows); err != nil {
+			t.Fatal(err)
+		}
+		if parent == "" {
+			t.Errorf("index %s of partition %s is not attached to an index of transactions", index, part)
+			continue
+		}
+		if primary != (parent == "transactions_pkey") {
+			t.Errorf("index %s of partition %s (attached to %s): primary key = %v", index, part, parent, primary)
+		}
+		if hasRows {
+			loaded[part]++
+			if want := part + strings.TrimPrefix(parent, "transactions"); index != want {
+				t.Errorf("partition %s: index attached to %s is named %s, want %s", part, parent, index, want)
+			}
+		}
+	}
+	if err := irows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded) != spec.Months {
+		t.Errorf("loaded partitions with indexes: %v, want %d of them", loaded, spec.Months)
+	}
 
 	// Rows: exact counts, ids 1..Rows, created_at in the history up to now.
 	if n := count(t, conn, `SELECT count(*) FROM pgceiling.transactions`); n != spec.Rows {

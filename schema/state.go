@@ -223,29 +223,6 @@ func Checkpoint(ctx context.Context, q Querier) error {
 // Tables are pgceiling's tables a probe writes to or reads, in the order Sizes lists them.
 var Tables = []string{"transactions", "audit_log", "wallets", "events"}
 
-var countSQL = map[string]string{
-	"transactions":     `SELECT count(*) FROM pgceiling.transactions`,
-	"audit_log":        `SELECT count(*) FROM pgceiling.audit_log`,
-	"wallets":          `SELECT count(*) FROM pgceiling.wallets`,
-	"events":           `SELECT count(*) FROM pgceiling.events`,
-	"wallets_baseline": `SELECT count(*) FROM pgceiling.wallets_baseline`,
-}
-
-// RowCount counts a pgceiling table's rows exactly (count(*)), for the check of the
-// driver's books against the rows the database gained. table is unqualified, one of
-// Tables.
-func RowCount(ctx context.Context, q Querier, table string) (int64, error) {
-	sql, ok := countSQL[table]
-	if !ok {
-		return 0, fmt.Errorf("row count: %q is not a pgceiling table", table)
-	}
-	var n int64
-	if err := q.QueryRow(ctx, sql).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count pgceiling.%s: %w", table, err)
-	}
-	return n, nil
-}
-
 // Sizes describes pgceiling's tables (partitions summed into their table): rows as
 // PostgreSQL estimates them (exact right after Init's ANALYZE), heap bytes (with TOAST),
 // index bytes, and the number of indexes defined on the table. It also returns
@@ -290,7 +267,7 @@ func Sizes(ctx context.Context, q Querier) ([]result.TableSize, int64, error) {
 
 // RowsSince counts the rows a pgceiling table gained since the baseline b exactly, and
 // fast on a large table: transactions and audit_log by ids above b's (an index range),
-// events by created_at after b's newest row. It equals RowCount(now) - RowCount(at b) as
+// events by created_at after b's newest row. It equals count(*) now minus count(*) at b as
 // long as no row older than b is deleted, which no workload does.
 func RowsSince(ctx context.Context, q Querier, table string, b Baseline) (int64, error) {
 	var sql string

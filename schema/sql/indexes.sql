@@ -1,4 +1,6 @@
 -- Built after the prefill, which is much faster than maintaining them row by row.
+-- Init first builds the transactions indexes on each loaded partition, with the DDL of
+-- partitionIndexes (schema/init.go), and then runs this file: keep the two in step.
 ALTER TABLE pgceiling.transactions ADD CONSTRAINT transactions_pkey PRIMARY KEY (id, created_at);
 CREATE INDEX transactions_wallet_created_idx ON pgceiling.transactions (wallet_id, created_at);
 CREATE INDEX transactions_created_idx ON pgceiling.transactions (created_at);
