@@ -27,8 +27,8 @@ func TestRunDefaults(t *testing.T) {
 	}
 	if c.Workload != "oltp" || c.Duration.String() != "7m0s" || c.Warmup.String() != "30s" || c.Conns != 50 ||
 		c.PoolWait.String() != "1s" || c.MaxTries != 1 || c.SyncCommit != "on" || c.Zipf != 1 ||
-		c.ExecMode != "cache_statement" || c.StatementTimeout.String() != "5s" || c.LockTimeout.String() != "1s" ||
-		c.IdleInTxTimeout.String() != "10s" || c.AppName != "pgceiling" || c.Rows != 200_000 {
+		c.ExecMode != "cache_statement" || c.Session.StatementTimeout.String() != "5s" || c.Session.LockTimeout.String() != "1s" ||
+		c.Session.IdleInTxTimeout.String() != "10s" || c.Session.AppName != "pgceiling" || c.Rows != 200_000 {
 		t.Errorf("run --rate 500: defaults %+v", c)
 	}
 }

@@ -293,7 +293,7 @@ func runTables(p *result.Probe) []table {
 		add("bottleneck", p.Observation.Bottleneck)
 	}
 	if p.Verdict != "" {
-		v := p.Verdict
+		v := string(p.Verdict)
 		if p.Reason != "" {
 			v += " (" + p.Reason + ")"
 		}
@@ -343,10 +343,10 @@ func sweepsTable(f *result.File) table {
 			c[result.PoolTimeout] += ff.Rejected
 			errs = fmt.Sprintf("at %s: %s", rate(ff.TargetRate), classes(c))
 			if ff.Verdict != result.Fail {
-				errs += " [" + ff.Verdict + "]"
+				errs += " [" + string(ff.Verdict) + "]"
 			}
 		}
-		t.Rows = append(t.Rows, []string{s.Workload, s.SyncCommit, knee, bracket, ach, p50, p99, errs,
+		t.Rows = append(t.Rows, []string{s.Workload, string(s.SyncCommit), knee, bracket, ach, p50, p99, errs,
 			fmt.Sprint(len(s.Probes)), num(s.ProbeMinutes, 1), orDash(bottleneckCell(s))})
 	}
 	for i := range f.Sweeps {
@@ -449,7 +449,7 @@ func probesTable(s *result.Sweep) table {
 	t := table{Title: "Probes: " + sweepName(s), Header: []string{"#", "rate tx/s", "verdict", "achieved", "drain", "error %", "p99 ms", "cut by", "reason"}}
 	for i := range s.Probes {
 		p := &s.Probes[i]
-		v := orDash(p.Verdict)
+		v := orDash(string(p.Verdict))
 		if p.TargetRate == s.Knee && p.Verdict == result.Pass {
 			v += " (knee)"
 		}

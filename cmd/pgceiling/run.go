@@ -53,7 +53,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	}
 	file := result.NewFile("run")
 	file.CommandLine = redactArgs(env.Args)
-	file.Config = c.Values(fs)
+	file.Config = config.Values(fs)
 
 	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
 	if err != nil {
@@ -67,7 +67,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	}
 	file.Server = disclosure
 	file.Warnings = warnings
-	file.Sweeps = []result.Sweep{{Workload: p.Workload, SyncCommit: p.SyncCommit, Probes: []result.Probe{*p},
+	file.Sweeps = []result.Sweep{{Workload: p.Workload, SyncCommit: c.SyncCommit, Probes: []result.Probe{*p},
 		ProbeMinutes: (p.WarmupS + p.MeasuredS) / 60}}
 	file.Interrupted = p.Interrupted || env.Interrupted()
 	file.FinishedAt = time.Now().UTC()
@@ -135,11 +135,11 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	warnings := observe.Unsafe(disclosure, c.SyncCommit == "on")
+	warnings := observe.Unsafe(disclosure, c.SyncCommit.On())
 	if err := observe.RefuseUnsafe(warnings, c.Safety.AllowUnsafeServer); err != nil {
 		return nil, nil, nil, err
 	}
-	w, err := workload.New(c.Workload, workload.Params{Wallets: wallets, Zipf: c.Zipf, SyncCommit: c.SyncCommit == "on",
+	w, err := workload.New(c.Workload, workload.Params{Wallets: wallets, Zipf: c.Zipf, SyncCommit: c.SyncCommit.On(),
 		FraudWindow: c.Fraud.Window, FraudLimit: c.Fraud.Limit})
 	if err != nil {
 		return nil, nil, nil, config.Usagef("%v", err)
@@ -148,9 +148,7 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 		warnings = append(warnings, msg)
 		fmt.Fprintf(env.Stderr, "pgceiling: warning: %s\n", msg)
 	}
-	sess := driver.Session{StatementTimeout: c.StatementTimeout, LockTimeout: c.LockTimeout,
-		IdleInTxTimeout: c.IdleInTxTimeout, AppName: c.AppName}
-	pool, err := driver.NewPool(ctx, t.DSN, sess, c.Conns, execModes[c.ExecMode])
+	pool, err := driver.NewPool(ctx, t.DSN, driverSession(c.Session), c.Conns, execModes[c.ExecMode])
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -160,8 +158,7 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 		return nil, nil, nil, err
 	}
 	defer books.Close()
-	sampler, err := observe.NewSampler(ctx, observe.SamplerOptions{DSN: t.DSN, AppName: c.AppName,
-		Interval: c.Observe.SampleInterval, Local: local})
+	sampler, err := observe.NewSampler(ctx, samplerOptions(t.DSN, &c.Probe, local))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -186,10 +183,8 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 	fmt.Fprintf(env.Stderr, "pgceiling run: %s at %g tx/s, synchronous_commit=%s, %v warm-up + %v measured, %d connections\n",
 		c.Workload, c.Rate, c.SyncCommit, c.Warmup, c.Duration, c.Conns)
 	prog := &progress{env: env}
-	cfg := driver.Config{Rate: c.Rate, Warmup: c.Warmup, Duration: c.Duration, Conns: c.Conns, Threads: c.Threads, Engine: c.Engine,
-		PoolWait: c.PoolWait, Seed: c.Seed, MaxTries: c.MaxTries, SyncCommit: c.SyncCommit,
-		Drain: c.PoolWait + max(c.StatementTimeout, time.Second), Observer: sampler, OnSecond: prog.show,
-		CountRows: schema.Counter(books, baseline)}
+	cfg := driverConfig(&c.Probe, c.SyncCommit)
+	cfg.Rate, cfg.Observer, cfg.OnSecond, cfg.CountRows = c.Rate, sampler, prog.show, schema.Counter(books, baseline)
 	p, err := driver.Run(ctx, pool, w, cfg)
 	prog.end()
 	if err != nil {

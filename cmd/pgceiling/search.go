@@ -36,14 +36,6 @@ exceed the budget. The results file is rewritten after every probe; Ctrl-C keeps
 Without --dsn: a throwaway server, initialised with the profile's rows, all four sweeps,
 the side-by-side table, the JSON, and the server removed.`
 
-var execModes = map[string]pgx.QueryExecMode{
-	"cache_statement": pgx.QueryExecModeCacheStatement,
-	"cache_describe":  pgx.QueryExecModeCacheDescribe,
-	"describe_exec":   pgx.QueryExecModeDescribeExec,
-	"exec":            pgx.QueryExecModeExec,
-	"simple_protocol": pgx.QueryExecModeSimpleProtocol,
-}
-
 func runSearch(ctx context.Context, env *Env, args []string) error {
 	var c config.Search
 	fs := newFlagSet(env, "search", searchSynopsis)
@@ -91,7 +83,7 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 
 	file := result.NewFile("search")
 	file.CommandLine = redactArgs(env.Args)
-	file.Config = c.Values(fs)
+	file.Config = config.Values(fs)
 	save := func() error {
 		file.FinishedAt = time.Now().UTC()
 		return result.Write(c.JSON, file)
@@ -136,28 +128,29 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		var priorProbes []result.Probe
 		var estimate float64
 		if prior != nil {
-			for _, ps := range prior.Sweeps {
-				if ps.Workload == sw[0] && ps.SyncCommit == sw[1] {
-					priorProbes, estimate = ps.Probes, ps.CalibratedRate
-				}
+			if ps := prior.Sweep(sw); ps != nil {
+				priorProbes, estimate = ps.Probes, ps.CalibratedRate
 			}
 		}
 		var from float64
 		if startFrom != nil {
-			if from = kneeOf(startFrom, sw); from <= 0 {
-				return failed(config.Usagef("--start-from %s: no knee for %s with synchronous_commit=%s", c.StartFrom, sw[0], sw[1]))
+			if s := startFrom.Sweep(sw); s != nil {
+				from = s.Knee
+			}
+			if from <= 0 {
+				return failed(config.Usagef("--start-from %s: no knee for %s with synchronous_commit=%s", c.StartFrom, sw.Workload, sw.SyncCommit))
 			}
 		}
-		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw[0], SyncCommit: sw[1], KeepGrowth: c.KeepGrowth})
+		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw.Workload, SyncCommit: sw.SyncCommit, KeepGrowth: c.KeepGrowth})
 		idx := len(file.Sweeps) - 1
-		label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw[0], sw[1])
+		label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw.Workload, sw.SyncCommit)
 		fill := func(snap *result.Sweep) {
 			fillSweep(snap, sw, c.KeepGrowth)
 			if startFrom != nil {
 				snap.StartFrom = c.StartFrom
 			}
 		}
-		res, err := s.sweep(ctx, label, sw[0], sw[1], priorProbes, estimate, from, func(snap result.Sweep) {
+		res, err := s.sweep(ctx, label, sw, priorProbes, estimate, from, func(snap result.Sweep) {
 			fill(&snap)
 			file.Sweeps[idx] = snap
 			if err := save(); err != nil {
@@ -200,19 +193,9 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	return runErr
 }
 
-// kneeOf is the knee of the sweep sw in f (0 when f has none).
-func kneeOf(f *result.File, sw [2]string) float64 {
-	for _, s := range f.Sweeps {
-		if s.Workload == sw[0] && s.SyncCommit == sw[1] {
-			return s.Knee
-		}
-	}
-	return 0
-}
-
-// fillSweep names a sweep and its probes.
-func fillSweep(s *result.Sweep, sw [2]string, keepGrowth bool) {
-	s.Workload, s.SyncCommit, s.KeepGrowth = sw[0], sw[1], keepGrowth
+// fillSweep names a sweep.
+func fillSweep(s *result.Sweep, sw result.SweepKey, keepGrowth bool) {
+	s.Workload, s.SyncCommit, s.KeepGrowth = sw.Workload, sw.SyncCommit, keepGrowth
 }
 
 // redactArgs returns the command line with DSN passwords redacted.
@@ -272,12 +255,8 @@ func newSearchSession(ctx context.Context, env *Env, c *config.Search, t *target
 	if s.disclosure, err = observe.Disclose(ctx, s.admin, local); err != nil {
 		return s, err
 	}
-	sweepsOn := false
-	for _, sc := range c.SyncCommits {
-		sweepsOn = sweepsOn || sc == "on"
-	}
-	s.warnings = observe.Unsafe(s.disclosure, sweepsOn)
-	if err := observe.RefuseUnsafe(s.warnings, c.AllowUnsafe); err != nil {
+	s.warnings = observe.Unsafe(s.disclosure, c.SweepsOn())
+	if err := observe.RefuseUnsafe(s.warnings, c.Safety.AllowUnsafeServer); err != nil {
 		return s, err
 	}
 	// The baseline is taken once: Restore returns to it before each probe (unless
@@ -293,13 +272,10 @@ func newSearchSession(ctx context.Context, env *Env, c *config.Search, t *target
 	if !c.KeepGrowth {
 		s.baseline = &b
 	}
-	sess := driver.Session{StatementTimeout: c.StatementTimeout, LockTimeout: c.LockTimeout,
-		IdleInTxTimeout: c.IdleInTxTimeout, AppName: c.AppName}
-	if s.pool, err = driver.NewPool(ctx, t.DSN, sess, c.Conns, execModes[c.ExecMode]); err != nil {
+	if s.pool, err = driver.NewPool(ctx, t.DSN, driverSession(c.Session), c.Conns, execModes[c.ExecMode]); err != nil {
 		return s, err
 	}
-	if s.sampler, err = observe.NewSampler(ctx, observe.SamplerOptions{DSN: t.DSN, AppName: c.AppName,
-		Interval: c.Observe.SampleInterval, Local: local}); err != nil {
+	if s.sampler, err = observe.NewSampler(ctx, samplerOptions(t.DSN, &c.Probe, local)); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -326,44 +302,41 @@ func (s *searchSession) close() {
 }
 
 // sweep runs one search.
-func (s *searchSession) sweep(ctx context.Context, label, name, sync string, prior []result.Probe, estimate, startFrom float64,
+func (s *searchSession) sweep(ctx context.Context, label string, sw result.SweepKey, prior []result.Probe, estimate, startFrom float64,
 	onProbe func(result.Sweep)) (result.Sweep, error) {
-	params := workload.Params{Wallets: s.spec.Wallets, Zipf: s.c.Zipf, SyncCommit: sync == "on",
+	params := workload.Params{Wallets: s.spec.Wallets, Zipf: s.c.Zipf, SyncCommit: sw.SyncCommit.On(),
 		FraudWindow: s.c.Fraud.Window, FraudLimit: s.c.Fraud.Limit}
-	w, err := workload.New(name, params)
+	w, err := workload.New(sw.Workload, params)
 	if err != nil {
 		return result.Sweep{}, err
 	}
-	p := &sweepProber{s: s, w: w, label: label, cfg: driver.Config{Warmup: s.c.Warmup, Duration: s.c.Duration,
-		Conns: s.c.Conns, Threads: s.c.Threads, Engine: s.c.Engine, PoolWait: s.c.PoolWait, MaxTries: s.c.MaxTries, SyncCommit: sync, Observer: s.sampler,
-		CountRows: s.counter, Drain: s.c.PoolWait + max(s.c.StatementTimeout, time.Second)}}
+	p := &sweepProber{s: s, w: w, label: label, cfg: driverConfig(&s.c.Probe, sw.SyncCommit)}
+	p.cfg.Observer, p.cfg.CountRows = s.sampler, s.counter
 	if rh, ok := w.(workload.HistoryReader); ok && !s.c.Fraud.NoBackfill {
 		p.window, p.limit = rh.RecentHistory()
 	}
-	cfg := search.Config{StartRate: s.c.StartRate, StartFrom: startFrom, Growth: s.c.Growth, Precision: s.c.Precision,
-		MaxErrorRate: s.c.MaxErrorRate, P99SLO: s.c.P99SLO, Confirm: s.c.Confirm, Repeats: s.c.Repeats, MaxProbes: s.c.MaxProbes,
-		Warmup: s.c.Warmup, Duration: s.c.Duration, PoolWait: s.c.PoolWait, NoEarlyAbort: s.c.NoEarlyAbort, Estimate: estimate,
-		Steady: search.SteadyRule{Off: s.c.NoSteadyCheck},
-		OnStart: func(n int, rate float64, b result.Bracket) {
-			p.started = true
-			fmt.Fprintf(s.env.Stderr, "%s: probe %d at %.0f tx/s, bracket %s\n", label, n, rate, bracketText(b))
-		},
-		OnProbe: func(sw result.Sweep) {
-			last := sw.Probes[len(sw.Probes)-1]
-			p.endLive()
-			from := ""
-			if !p.started {
-				from = " (from the resumed file)"
-			}
-			p.started = false
-			fmt.Fprintf(s.env.Stderr, "%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %.1f ms); bracket %s\n",
-				label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, last.Latency.P99,
-				bracketText(sw.Bracket))
-			onProbe(sw)
-		},
-		OnCalibrate: func(rate float64) {
-			fmt.Fprintf(s.env.Stderr, "%s: calibrating at %.0f tx/s\n", label, rate)
-		}}
+	cfg := searchConfig(s.c)
+	cfg.StartFrom, cfg.Estimate = startFrom, estimate
+	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
+		p.started = true
+		fmt.Fprintf(s.env.Stderr, "%s: probe %d at %.0f tx/s, bracket %s\n", label, n, rate, bracketText(b))
+	}
+	cfg.OnProbe = func(sw result.Sweep) {
+		last := sw.Probes[len(sw.Probes)-1]
+		p.endLive()
+		from := ""
+		if !p.started {
+			from = " (from the resumed file)"
+		}
+		p.started = false
+		fmt.Fprintf(s.env.Stderr, "%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %.1f ms); bracket %s\n",
+			label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, last.Latency.P99,
+			bracketText(sw.Bracket))
+		onProbe(sw)
+	}
+	cfg.OnCalibrate = func(rate float64) {
+		fmt.Fprintf(s.env.Stderr, "%s: calibrating at %.0f tx/s\n", label, rate)
+	}
 	return search.Run(ctx, p, cfg, prior)
 }
 
