@@ -7,17 +7,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/spf13/pflag"
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/localpg"
 	"github.com/pgceiling/pgceiling/schema"
 )
-
-// bindConn adds --dsn to a command's flags.
-func bindConn(fs *pflag.FlagSet, c *config.Conn) {
-	fs.StringVar(&c.DSN, "dsn", "", "PostgreSQL connection string (URL or key=value); default $"+config.EnvDSN+"; neither: start a throwaway local server")
-}
 
 // target is the server a command works on: the user's, or an embedded throwaway one.
 type target struct {
@@ -110,18 +104,4 @@ func (t *target) adminPool(ctx context.Context) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("admin connections: %w", err)
 	}
 	return pool, nil
-}
-
-// checkDSN rejects a malformed --dsn (or $PGCEILING_DSN) as a usage error before anything
-// runs or is written.
-func checkDSN(c config.Conn, env *Env) error {
-	dsn := c.DSN
-	if dsn == "" {
-		dsn = env.Getenv(config.EnvDSN)
-	}
-	if dsn == "" {
-		return nil
-	}
-	_, err := parseDSN(dsn)
-	return err
 }
