@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/pgceiling/pgceiling/config"
@@ -19,11 +17,6 @@ func init() {
 	register(command{name: "init", summary: "create and prefill the pgceiling schema (partitioned, indexed, Zipf)", run: runInit})
 	register(command{name: "drop", summary: "remove the pgceiling schema (only one pgceiling made)", run: runDrop})
 }
-
-// EnvPGBinDir names the directory holding the PostgreSQL server binaries (postgres,
-// initdb, pg_ctl) for the embedded server, instead of looking in PATH, `pg_config
-// --bindir` and /usr/lib/postgresql/*/bin.
-const EnvPGBinDir = "PGCEILING_PG_BINDIR"
 
 const initSynopsis = `Create schema pgceiling and fill it: wallets, transactions (12 columns, partitioned by
 month over --months of history plus 3 months ahead and a default partition, 5 B-tree
@@ -115,23 +108,6 @@ func writeMade(w io.Writer, m *schema.Made) {
 	fmt.Fprintf(w, "  load %s (%s), indexes %s (%s), analyze %s, total %s (%s)\n",
 		m.Load.Round(time.Millisecond), rate(m.Load), m.Index.Round(time.Millisecond), rate(m.Index),
 		m.Analyze.Round(time.Millisecond), m.Total.Round(time.Millisecond), rate(m.Total))
-}
-
-// embeddedOptions reads $PGCEILING_PG_BINDIR for the embedded server.
-func embeddedOptions(env *Env) (localpg.Options, error) {
-	var opt localpg.Options
-	dir := env.Getenv(EnvPGBinDir)
-	if dir == "" {
-		return opt, nil
-	}
-	for _, b := range []string{"postgres", "initdb", "pg_ctl"} {
-		if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.IsDir() {
-			return opt, fmt.Errorf("no PostgreSQL server binaries in %s=%s (need postgres, initdb and pg_ctl there): install them, e.g. `apt-get install -y postgresql`, fix %s, or pass --dsn to use an existing server",
-				EnvPGBinDir, dir, EnvPGBinDir)
-		}
-	}
-	opt.BinDir = dir
-	return opt, nil
 }
 
 // count writes n with thousands separators.

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +26,28 @@ func (t *target) Close() {
 	if t != nil && t.Embedded != nil {
 		_ = t.Embedded.Stop()
 	}
+}
+
+// EnvPGBinDir names the directory holding the PostgreSQL server binaries (postgres,
+// initdb, pg_ctl) for the embedded server, instead of looking in PATH, `pg_config
+// --bindir` and /usr/lib/postgresql/*/bin.
+const EnvPGBinDir = "PGCEILING_PG_BINDIR"
+
+// embeddedOptions reads $PGCEILING_PG_BINDIR for the embedded server.
+func embeddedOptions(env *Env) (localpg.Options, error) {
+	var opt localpg.Options
+	dir := env.Getenv(EnvPGBinDir)
+	if dir == "" {
+		return opt, nil
+	}
+	for _, b := range []string{"postgres", "initdb", "pg_ctl"} {
+		if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.IsDir() {
+			return opt, fmt.Errorf("no PostgreSQL server binaries in %s=%s (need postgres, initdb and pg_ctl there): install them, e.g. `apt-get install -y postgresql`, fix %s, or pass --dsn to use an existing server",
+				EnvPGBinDir, dir, EnvPGBinDir)
+		}
+	}
+	opt.BinDir = dir
+	return opt, nil
 }
 
 // openTarget resolves --dsn, then $PGCEILING_DSN, else starts the embedded server. The
