@@ -63,25 +63,14 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 
-	file := result.NewFile("search")
+	file := &searchResults{File: result.NewFile("search"), path: c.JSON, env: env}
 	file.CommandLine = redactArgs(env.Args)
 	file.Config = config.Values(fs)
-	save := func() error {
-		file.FinishedAt = time.Now().UTC()
-		return result.Write(c.JSON, file)
-	}
-
 	// failed records why the search could not start in the results file, which is
 	// always written once it was checked writable.
 	failed := func(err error) error {
-		if ctx.Err() != nil {
-			file.Interrupted = true
-		} else {
-			file.Error = env.Scrub(err.Error())
-		}
-		if werr := save(); werr != nil {
-			fmt.Fprintf(env.Stderr, "pgceiling: %s\n", env.Scrub(werr.Error()))
-		}
+		file.end(ctx, err)
+		file.saveOrWarn()
 		return err
 	}
 	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
@@ -108,19 +97,17 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	sweeps := c.Sweeps()
 	var runErr error
 	for i, sw := range sweeps {
-		priorProbes, estimate, from, err := sweepStart(&c, sw, prior, startFrom)
+		start, err := sweepStart(&c, sw, prior, startFrom)
 		if err != nil {
 			return failed(err)
 		}
 		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw.Workload, SyncCommit: sw.SyncCommit, KeepGrowth: c.KeepGrowth})
 		idx := len(file.Sweeps) - 1
 		label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw.Workload, sw.SyncCommit)
-		res, err := runSweep(ctx, env, s, &c, label, sw, priorProbes, estimate, from, func(snap result.Sweep) {
+		res, err := runSweep(ctx, env, s, &c, label, sw, start, func(snap result.Sweep) {
 			fillSweep(&snap, sw, &c)
 			file.Sweeps[idx] = snap
-			if err := save(); err != nil {
-				fmt.Fprintf(env.Stderr, "pgceiling: %s\n", env.Scrub(err.Error()))
-			}
+			file.saveOrWarn()
 		})
 		fillSweep(&res, sw, &c)
 		res.Bottleneck, res.BottleneckRate = observe.SweepBottleneck(&res)
@@ -132,30 +119,61 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 			break
 		}
 	}
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
-			file.Interrupted = true
-		} else {
-			file.Error = env.Scrub(runErr.Error())
-		}
-	}
-	if err := save(); err != nil {
+	return finishSearch(env, &c, file, file.end(ctx, runErr))
+}
+
+// finishSearch writes the results file as the search ended and, unless it was
+// interrupted, prints the summary and renders --report.
+func finishSearch(env *Env, c *config.Search, file *searchResults, runErr error) error {
+	if err := file.save(); err != nil {
 		return err
 	}
 	if file.Interrupted {
 		fmt.Fprintf(env.Stderr, "pgceiling: search interrupted; %s keeps every probe so far: continue with --resume %s\n", c.JSON, c.JSON)
 		return runErr
 	}
-	if err := report.WriteText(env.Stdout, file); err != nil {
+	if err := report.WriteText(env.Stdout, file.File); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
 	if c.Report != "" {
-		if _, err := report.WriteAll(c.Report, file); err != nil {
+		if _, err := report.WriteAll(c.Report, file.File); err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
 	}
 	fmt.Fprintf(env.Stderr, "pgceiling: results in %s\n", c.JSON)
 	return runErr
+}
+
+// searchResults is a search's results file, rewritten after every probe.
+type searchResults struct {
+	*result.File
+	path string
+	env  *Env
+}
+
+func (r *searchResults) save() error {
+	r.FinishedAt = time.Now().UTC()
+	return result.Write(r.path, r.File)
+}
+
+// saveOrWarn saves the file, only warning when it cannot: the search goes on.
+func (r *searchResults) saveOrWarn() {
+	if err := r.save(); err != nil {
+		fmt.Fprintf(r.env.Stderr, "pgceiling: %s\n", r.env.Scrub(err.Error()))
+	}
+}
+
+// end records why the search ended early (err nil: it did not): interrupted, or the
+// error, scrubbed of passwords. It returns err.
+func (r *searchResults) end(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		r.Interrupted = true
+	default:
+		r.Error = r.env.Scrub(err.Error())
+	}
+	return err
 }
 
 // readSearchFile reads the results file of an earlier search named by flag (nil when
@@ -174,23 +192,31 @@ func readSearchFile(flag, path string) (*result.File, error) {
 	return f, nil
 }
 
+// start is where a sweep starts.
+type start struct {
+	prior    []result.Probe // probes of the resumed file, reused
+	estimate float64        // the resumed file's calibration
+	knee     float64        // the --start-from file's knee
+}
+
 // sweepStart is where the sweep sw starts: its probes and calibration in the resumed
 // file prior, its knee in the --start-from file (either may be nil).
-func sweepStart(c *config.Search, sw result.SweepKey, prior, startFrom *result.File) (probes []result.Probe, estimate, from float64, err error) {
+func sweepStart(c *config.Search, sw result.SweepKey, prior, startFrom *result.File) (start, error) {
+	var st start
 	if prior != nil {
 		if ps := prior.Sweep(sw); ps != nil {
-			probes, estimate = ps.Probes, ps.CalibratedRate
+			st.prior, st.estimate = ps.Probes, ps.CalibratedRate
 		}
 	}
 	if startFrom != nil {
 		if ks := startFrom.Sweep(sw); ks != nil {
-			from = ks.Knee
+			st.knee = ks.Knee
 		}
-		if from <= 0 {
-			return nil, 0, 0, config.Usagef("--start-from %s: no knee for %s with synchronous_commit=%s", c.StartFrom, sw.Workload, sw.SyncCommit)
+		if st.knee <= 0 {
+			return st, config.Usagef("--start-from %s: no knee for %s with synchronous_commit=%s", c.StartFrom, sw.Workload, sw.SyncCommit)
 		}
 	}
-	return probes, estimate, from, nil
+	return st, nil
 }
 
 // fillSweep names a sweep and says how its probes were made.
@@ -199,15 +225,15 @@ func fillSweep(s *result.Sweep, sw result.SweepKey, c *config.Search) {
 }
 
 // runSweep runs the search of one sweep on s.
-func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, label string, sw result.SweepKey,
-	prior []result.Probe, estimate, startFrom float64, onProbe func(result.Sweep)) (result.Sweep, error) {
+func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, label string, sw result.SweepKey, st start,
+	onProbe func(result.Sweep)) (result.Sweep, error) {
 	w, err := s.workload(sw.Workload, &c.Probe, sw.SyncCommit)
 	if err != nil {
 		return result.Sweep{}, err
 	}
-	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), seed: c.Seed, live: newLiveLine(env, "  "+label+" ", 5*time.Second)}
+	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", 5*time.Second)}
 	cfg := searchConfig(c)
-	cfg.StartFrom, cfg.Estimate = startFrom, estimate
+	cfg.StartFrom, cfg.Estimate = st.knee, st.estimate
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
 		p.started = true
 		fmt.Fprintf(env.Stderr, "%s: probe %d at %.0f tx/s, bracket %s\n", label, n, rate, bracketText(b))
@@ -228,7 +254,7 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 	cfg.OnCalibrate = func(rate float64) {
 		fmt.Fprintf(env.Stderr, "%s: calibrating at %.0f tx/s\n", label, rate)
 	}
-	return search.Run(ctx, p, cfg, prior)
+	return search.Run(ctx, p, cfg, st.prior)
 }
 
 func bracketText(b result.Bracket) string {
@@ -245,12 +271,11 @@ func bracketText(b result.Bracket) string {
 
 // sweepProber runs the driver's probes for one sweep, each prepared by the server's
 // steps: it passes the search's error budget and trend stop to the driver, gives probe n
-// of the search the seed + n, and shows the driver's live line.
+// of the search the seed + n (cfg has the seed), and shows the driver's live line.
 type sweepProber struct {
 	s    *probeServer
 	w    workload.Workload
 	cfg  driver.Config
-	seed int64 // --seed
 	live *liveLine
 	// started: OnStart announced the current probe (a probe reused from a resumed file
 	// is not announced).
@@ -285,7 +310,7 @@ func (p *sweepProber) run(ctx context.Context, rate float64, l search.Limits, wa
 	// judged at the end of the probe instead.
 	cfg.ErrorBudget = max(l.Budget, 0)
 	cfg.StopIf = l.StopIf
-	cfg.Seed = p.seed + int64(p.s.probes)
+	cfg.Seed += int64(p.s.probes)
 	cfg.OnSecond = p.live.show
 	return p.s.probe(ctx, p.w, cfg)
 }
