@@ -155,8 +155,8 @@ func checkRate(p *Problems, flag string, v float64, zeroOK bool) {
 
 // checkSyncCommit records a problem when s is not a synchronous_commit setting.
 func checkSyncCommit(p *Problems, s result.SyncCommit) bool {
-	if err := OneOf("synchronous_commit setting", s, result.SyncCommits); err != nil {
-		p.Addf("--sync-commit: %v", err)
+	if err := OneOf("--sync-commit value", s, result.SyncCommits); err != nil {
+		p.Addf("%v", err)
 		return false
 	}
 	return true

@@ -41,8 +41,8 @@ func (c *Run) Validate(workloads []string) error {
 		p.Addf("--workload: %v", err)
 	}
 	checkRate(&p, "--rate", c.Rate, false)
-	checkSyncCommit(&p, c.SyncCommit)
 	c.Probe.Check(&p)
+	checkSyncCommit(&p, c.SyncCommit)
 	if c.Wallets < 0 {
 		p.Addf("--wallets must be >= 0 (0 = the schema's), got %d", c.Wallets)
 	}

@@ -98,3 +98,12 @@ func TestFraudFlags(t *testing.T) {
 		t.Errorf("--fraud-limit 0: warning %q does not say it has no steady state", f.Warning())
 	}
 }
+
+// TestRunProblemsInOrder: the problems come in the order of the flags' checks, the
+// probe's shape before the synchronous_commit setting (the CLI's tests read the line).
+func TestRunProblemsInOrder(t *testing.T) {
+	_, err := parseRun(t, "--rate", "10", "--conns", "0", "--sync-commit", "maybe")
+	if err == nil || !strings.Contains(err.Error(), `--conns must be between 1 and 10000, got 0; unknown --sync-commit value "maybe" (valid: on, off)`) {
+		t.Errorf("run --conns 0 --sync-commit maybe: %v", err)
+	}
+}
