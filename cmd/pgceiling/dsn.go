@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
@@ -66,6 +67,29 @@ func redactArgs(args []string) []string {
 		}
 	}
 	return out
+}
+
+// dialAs parses dsn and opens a session named app (its application_name), waiting at
+// most 15 s for the server unless the DSN says otherwise.
+func dialAs(ctx context.Context, dsn, app string) (*pgx.ConnConfig, *pgx.Conn, error) {
+	cfg, err := parseDSN(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.RuntimeParams["application_name"] = app
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 15 * time.Second
+	}
+	conn, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, conn, nil
+}
+
+// where names the database a session is on, for messages.
+func where(cfg *pgx.ConnConfig) string {
+	return fmt.Sprintf("database %q on %s:%d", cfg.Database, cfg.Host, cfg.Port)
 }
 
 // connect opens a session and turns the usual failures into one clear line.

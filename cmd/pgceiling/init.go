@@ -42,23 +42,12 @@ func runInit(ctx context.Context, env *Env, args []string) error {
 	if err := c.Validate(); err != nil {
 		return config.Usagef("init: %v", err)
 	}
-	if err := checkDSN(c.Conn, env); err != nil {
-		return err
-	}
 	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	cfg, err := parseDSN(t.DSN)
-	if err != nil {
-		return err
-	}
-	cfg.RuntimeParams["application_name"] = "pgceiling-init"
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = 15 * time.Second
-	}
-	conn, err := connect(ctx, cfg)
+	cfg, conn, err := dialAs(ctx, t.DSN, "pgceiling-init")
 	if err != nil {
 		return err
 	}
@@ -71,16 +60,15 @@ func runInit(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return initError(err, cfg)
 	}
-	where := fmt.Sprintf("database %q on %s:%d", cfg.Database, cfg.Host, cfg.Port)
 	if made.AlreadyThere {
-		fmt.Fprintf(env.Stdout, "schema pgceiling in %s is already initialised with this spec (%s): nothing to do (--force rebuilds it)\n", where, spec)
+		fmt.Fprintf(env.Stdout, "schema pgceiling in %s is already initialised with this spec (%s): nothing to do (--force rebuilds it)\n", where(cfg), spec)
 		return nil
 	}
 	verb := "created"
 	if made.Rebuilt {
 		verb = "rebuilt"
 	}
-	fmt.Fprintf(env.Stdout, "schema pgceiling %s in %s: %s\n", verb, where, spec)
+	fmt.Fprintf(env.Stdout, "schema pgceiling %s in %s: %s\n", verb, where(cfg), spec)
 	writeMade(env.Stdout, made)
 	sizes, sb, err := schema.Sizes(ctx, conn)
 	if err != nil {

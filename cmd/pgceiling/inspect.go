@@ -32,9 +32,6 @@ func runInspect(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDSN(c.Conn, env); err != nil {
-		return err
-	}
 	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
 	if err != nil {
 		return err

@@ -50,9 +50,12 @@ func embeddedOptions(env *Env) (localpg.Options, error) {
 	return opt, nil
 }
 
-// openTarget resolves --dsn, then $PGCEILING_DSN, else starts the embedded server. The
-// caller must Close it (also on errors and interruption).
+// openTarget resolves --dsn, then $PGCEILING_DSN (a malformed one is a usage error), else
+// starts the embedded server. The caller must Close it (also on errors and interruption).
 func openTarget(ctx context.Context, env *Env, c config.Conn, opt localpg.Options) (*target, error) {
+	if err := checkDSN(c, env); err != nil {
+		return nil, err
+	}
 	dsn := c.DSN
 	if dsn == "" {
 		dsn = env.Getenv(config.EnvDSN)
