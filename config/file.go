@@ -3,6 +3,7 @@ package config
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -63,7 +64,7 @@ func flagNames(fs *pflag.FlagSet) string {
 // Parse parses args into fs, then applies the --config file if the flag set has one and
 // it was given. pflag's errors become UsageErrors.
 func Parse(fs *pflag.FlagSet, args []string) error {
-	fs.SetOutput(discard{})
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
 			return err
@@ -77,10 +78,6 @@ func Parse(fs *pflag.FlagSet, args []string) error {
 	}
 	return nil
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // Suggest returns the candidate closest to s by edit distance, or "" when none is close.
 func Suggest(s string, candidates []string) string {
@@ -117,14 +114,16 @@ func editDistance(a, b string) int {
 }
 
 // OneOf validates that v is one of allowed, suggesting the closest on a typo.
-func OneOf(what, v string, allowed []string) error {
-	for _, a := range allowed {
+func OneOf[T ~string](what string, v T, allowed []T) error {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
 		if v == a {
 			return nil
 		}
+		names[i] = string(a)
 	}
-	msg := fmt.Sprintf("unknown %s %q (valid: %s)", what, v, strings.Join(allowed, ", "))
-	if s := Suggest(v, allowed); s != "" {
+	msg := fmt.Sprintf("unknown %s %q (valid: %s)", what, v, strings.Join(names, ", "))
+	if s := Suggest(string(v), names); s != "" {
 		msg += fmt.Sprintf("; did you mean %q?", s)
 	}
 	return Usagef("%s", msg)

@@ -22,7 +22,7 @@ func (c *Inspect) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ConfigFile, "config", "", "read flags from a FILE of name = value lines (flags given on the command line win)")
 }
 
-// Safety is the guard-rail flag shared by run and search: a server with fsync=off,
+// Safety is the guard-rail flag of every probe (Probe): a server with fsync=off,
 // full_page_writes=off or a global synchronous_commit=off (while sweeping "on") is refused
 // unless the user says otherwise.
 type Safety struct {

@@ -27,8 +27,8 @@ func TestRunDefaults(t *testing.T) {
 	}
 	if c.Workload != "oltp" || c.Duration.String() != "7m0s" || c.Warmup.String() != "30s" || c.Conns != 50 ||
 		c.PoolWait.String() != "1s" || c.MaxTries != 1 || c.SyncCommit != "on" || c.Zipf != 1 ||
-		c.ExecMode != "cache_statement" || c.StatementTimeout.String() != "5s" || c.LockTimeout.String() != "1s" ||
-		c.IdleInTxTimeout.String() != "10s" || c.AppName != "pgceiling" || c.Rows != 200_000 {
+		c.ExecMode != "cache_statement" || c.Session.StatementTimeout.String() != "5s" || c.Session.LockTimeout.String() != "1s" ||
+		c.Session.IdleInTxTimeout.String() != "10s" || c.Session.AppName != "pgceiling" || c.Rows != 200_000 {
 		t.Errorf("run --rate 500: defaults %+v", c)
 	}
 }
@@ -96,5 +96,14 @@ func TestFraudFlags(t *testing.T) {
 	}
 	if !strings.Contains(f.Warning(), "no steady state") {
 		t.Errorf("--fraud-limit 0: warning %q does not say it has no steady state", f.Warning())
+	}
+}
+
+// TestRunProblemsInOrder: the problems come in the order of the flags' checks, the
+// probe's shape before the synchronous_commit setting (the CLI's tests read the line).
+func TestRunProblemsInOrder(t *testing.T) {
+	_, err := parseRun(t, "--rate", "10", "--conns", "0", "--sync-commit", "maybe")
+	if err == nil || !strings.Contains(err.Error(), `--conns must be between 1 and 10000, got 0; unknown --sync-commit value "maybe" (valid: on, off)`) {
+		t.Errorf("run --conns 0 --sync-commit maybe: %v", err)
 	}
 }

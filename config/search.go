@@ -2,11 +2,14 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/pgceiling/pgceiling/result"
 )
 
 // Search is the configuration of `pgceiling search`: which sweeps to run (workloads ×
@@ -14,9 +17,9 @@ import (
 // shape, and where results go. Conn (--dsn) is bound by the command.
 type Search struct {
 	Conn        Conn
-	Workloads   []string // --workload, in the order given
-	SyncCommits []string // --sync-commit: "on", "off"
-	Profile     string   // --profile quick|standard; "" = quick embedded, standard with --dsn
+	Workloads   []string            // --workload, in the order given
+	SyncCommits []result.SyncCommit // --sync-commit, in the order given
+	Profile     string              // --profile quick|standard; "" = quick embedded, standard with --dsn
 
 	StartRate    float64 // 0 = calibrate
 	Growth       float64
@@ -32,32 +35,13 @@ type Search struct {
 	// rule: for comparing with tools that have no such rule.
 	NoSteadyCheck bool
 
-	Conns    int
-	Threads  int    // cores the driver may use; 0 = auto
-	Engine   string // auto, loop or pgx
-	PoolWait time.Duration
-	Warmup   time.Duration
-	Duration time.Duration
-	MaxTries int
-	ExecMode string
-	Seed     int64
-	Zipf     float64
-
+	// Probe is every probe's shape; its warm-up and window default to the profile's.
+	Probe
 	KeepGrowth   bool
 	NoCheckpoint bool
-	// AllowUnsafe measures a server with fsync or full_page_writes off anyway (the
-	// results then carry the warning).
-	AllowUnsafe bool
 
 	Rows    int64 // prefill when the schema is missing
-	Wallets int
-
-	StatementTimeout time.Duration
-	LockTimeout      time.Duration
-	IdleInTxTimeout  time.Duration
-	AppName          string
-	Observe          Observe
-	Fraud            Fraud
+	Wallets int   // wallets to create when the schema is missing
 
 	JSON   string // results file; default pgceiling-search-YYYYmmdd-HHMMSS.json
 	Resume string // continue the search recorded in this results file
@@ -104,15 +88,12 @@ func profileNames() []string {
 	return n
 }
 
-// ExecModes are the values of --exec-mode: pgx's query exec modes.
-var ExecModes = []string{"cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol"}
-
 // BindSearch adds search's flags (all but --dsn) to fs, bound to c. The flags a profile
 // sets (--warmup, --duration, --precision, --rows) get the profile's values in
 // ApplyProfile unless they were given.
 func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.StringSliceVar(&c.Workloads, "workload", []string{"oltp", "transfer"}, "workloads to sweep (oltp, transfer, insert), comma-separated")
-	fs.StringSliceVar(&c.SyncCommits, "sync-commit", []string{"on", "off"}, "synchronous_commit settings to sweep (on, off), comma-separated")
+	bindList(fs, &c.SyncCommits, "sync-commit", result.SyncCommits, "synchronous_commit settings to sweep (on, off), comma-separated")
 	fs.StringVar(&c.Profile, "profile", "", "quick ("+Profiles[0].Summary+") or standard ("+Profiles[1].Summary+"); default quick without --dsn, standard with it; explicit flags override it")
 	fs.Float64Var(&c.StartRate, "start-rate", 0, "first probe's rate in tx/s; 0 = calibrate with a short saturating probe")
 	fs.Float64Var(&c.Growth, "growth", 2, "factor the rate grows by until a probe fails (after a calibration: 1 + 4 × precision)")
@@ -125,27 +106,11 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.IntVar(&c.MaxProbes, "max-probes", 40, "most probes per sweep (retries and repeats included)")
 	fs.BoolVar(&c.NoEarlyAbort, "no-early-abort", false, "run failing probes to the end instead of stopping them once their errors exceed the budget")
 	fs.BoolVar(&c.NoSteadyCheck, "no-steady-check", false, "judge probes by errors (and --p99-slo) only, without the not_steady rule (growing queue wait); to compare with pgbench")
-	fs.IntVar(&c.Conns, "conns", 50, "connections in the pool (the application's pool size)")
-	bindThreads(fs, &c.Threads)
-	bindEngine(fs, &c.Engine)
-	fs.DurationVar(&c.PoolWait, "pool-wait", time.Second, "an arrival not started within this of its intended time is rejected (pool_timeout)")
-	fs.DurationVar(&c.Warmup, "warmup", 0, "unmeasured warm-up of each probe; default from the profile")
-	fs.DurationVar(&c.Duration, "duration", 0, "measured window of each probe; default from the profile")
-	fs.IntVar(&c.MaxTries, "max-tries", 1, "attempts per arrival; only serialization and deadlock failures are retried")
-	fs.StringVar(&c.ExecMode, "exec-mode", "cache_statement", "query protocol: "+strings.Join(ExecModes, ", "))
-	fs.Int64Var(&c.Seed, "seed", 1, "seed of arrivals and key choices (probe n of a sweep uses seed + n)")
-	fs.Float64Var(&c.Zipf, "zipf", 1.0, "wallet skew exponent (0 = uniform)")
+	c.Probe.Bind(fs, true)
 	fs.BoolVar(&c.KeepGrowth, "keep-growth", false, "let the tables grow across probes instead of restoring the data before each probe")
 	fs.BoolVar(&c.NoCheckpoint, "no-checkpoint", false, "do not CHECKPOINT before each probe")
-	fs.BoolVar(&c.AllowUnsafe, "allow-unsafe-server", false, "measure a server with fsync, full_page_writes or its default synchronous_commit off anyway (the results carry a warning)")
 	fs.Int64Var(&c.Rows, "rows", 0, "transactions rows to prefill when the schema is missing; default from the profile")
 	fs.IntVar(&c.Wallets, "wallets", 10_000, "wallets to create when the schema is missing")
-	fs.DurationVar(&c.StatementTimeout, "statement-timeout", 5*time.Second, "statement_timeout of every session")
-	fs.DurationVar(&c.LockTimeout, "lock-timeout", time.Second, "lock_timeout of every session")
-	fs.DurationVar(&c.IdleInTxTimeout, "idle-in-tx-timeout", 10*time.Second, "idle_in_transaction_session_timeout of every session")
-	fs.StringVar(&c.AppName, "application-name", "pgceiling", "application_name of the driver's sessions (the wait-event sampler watches these)")
-	c.Observe.Bind(fs)
-	c.Fraud.Bind(fs)
 	fs.StringVar(&c.JSON, "json", "", "results file, rewritten after every probe (default pgceiling-search-YYYYmmdd-HHMMSS.json; with --resume, the resumed file)")
 	fs.StringVar(&c.Resume, "resume", "", "continue the search recorded in this results file, reusing its probes")
 	fs.StringVar(&c.Report, "report", "", "also write the report (tables, charts, HTML) into this directory")
@@ -189,10 +154,6 @@ func (c *Search) ApplyProfile(fs *pflag.FlagSet, haveDSN bool, now time.Time) er
 // workload names.
 func (c *Search) Validate(workloads []string) error {
 	var p Problems
-	if c.AppName == "" {
-		p.Addf("--application-name must not be empty (the sampler finds the driver's sessions by it)")
-	}
-	c.Observe.Check(&p)
 	if len(c.Workloads) == 0 {
 		p.Addf("--workload: give at least one of %s", strings.Join(workloads, ", "))
 	}
@@ -208,14 +169,12 @@ func (c *Search) Validate(workloads []string) error {
 	if len(c.SyncCommits) == 0 {
 		p.Addf("--sync-commit: give on, off or both")
 	}
-	seen = map[string]bool{}
+	seenSync := map[result.SyncCommit]bool{}
 	for _, s := range c.SyncCommits {
-		if err := OneOf("synchronous_commit setting", s, []string{"on", "off"}); err != nil {
-			p.Addf("--sync-commit: %v", err)
-		} else if seen[s] {
+		if checkSyncCommit(&p, s) && seenSync[s] {
 			p.Addf("--sync-commit: %s given twice", s)
 		}
-		seen[s] = true
+		seenSync[s] = true
 	}
 	if _, ok := ProfileByName(c.Profile); !ok && c.Profile != "" {
 		p.Addf("--profile: %v", OneOf("profile", c.Profile, profileNames()))
@@ -242,63 +201,34 @@ func (c *Search) Validate(workloads []string) error {
 	if c.StartFrom != "" && c.StartRate > 0 {
 		p.Addf("--start-from and --start-rate both set the first rate: give one")
 	}
-	c.Fraud.Check(&p)
 	if c.MaxProbes < 1 {
 		p.Addf("--max-probes must be >= 1, got %d", c.MaxProbes)
 	}
-	probeShape{Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, Conns: c.Conns, MaxTries: c.MaxTries, Threads: c.Threads,
-		Engine: c.Engine, ExecMode: c.ExecMode}.check(&p)
-	if err := OneOf("--exec-mode", c.ExecMode, ExecModes); err != nil {
-		p.Addf("%v", err)
-	}
-	if !(c.Zipf >= 0) {
-		p.Addf("--zipf must be >= 0 (0 = uniform), got %v", c.Zipf)
-	}
+	c.Probe.Check(&p)
 	if c.Rows < 1 {
 		p.Addf("--rows must be >= 1, got %d", c.Rows)
 	}
 	if c.Wallets < 2 {
 		p.Addf("--wallets must be >= 2 (transfer moves money between two wallets), got %d", c.Wallets)
 	}
-	for _, t := range []struct {
-		name string
-		d    time.Duration
-	}{{"--statement-timeout", c.StatementTimeout}, {"--lock-timeout", c.LockTimeout}, {"--idle-in-tx-timeout", c.IdleInTxTimeout}} {
-		if t.d < 0 {
-			p.Addf("%s must be >= 0 (0 = the server's default), got %v", t.name, t.d)
-		}
-	}
 	return p.Err()
 }
 
 // Sweeps lists the sweeps to run in order: each workload with each synchronous_commit
-// setting, as (workload, setting) pairs.
-func (c *Search) Sweeps() [][2]string {
-	var out [][2]string
+// setting.
+func (c *Search) Sweeps() []result.SweepKey {
+	var out []result.SweepKey
 	for _, w := range c.Workloads {
 		for _, s := range c.SyncCommits {
-			out = append(out, [2]string{w, s})
+			out = append(out, result.SweepKey{Workload: w, SyncCommit: s})
 		}
 	}
 	return out
 }
 
-// Values returns every flag's value in fs by name, for the results file (the DSN
-// redacted).
-func (c *Search) Values(fs *pflag.FlagSet) map[string]string {
-	m := map[string]string{}
-	fs.VisitAll(func(f *pflag.Flag) {
-		v := f.Value.String()
-		if f.Name == "dsn" {
-			v = RedactDSN(v)
-		}
-		if f.Value.Type() == "stringSlice" {
-			v = strings.Trim(v, "[]")
-		}
-		m[f.Name] = v
-	})
-	return m
-}
+// SweepsOn reports whether any sweep runs with synchronous_commit on (the safety check
+// then also refuses a server whose default is off).
+func (c *Search) SweepsOn() bool { return slices.Contains(c.SyncCommits, result.SyncOn) }
 
 // String describes the search in one line, for progress output.
 func (c *Search) String() string {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/pgceiling/pgceiling/result"
 )
 
 var testWorkloads = []string{"oltp", "transfer", "insert"}
@@ -63,7 +65,7 @@ func TestSearchDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Sweeps(); len(got) != 4 || got[0] != [2]string{"oltp", "on"} || got[3] != [2]string{"transfer", "off"} {
+	if got := c.Sweeps(); len(got) != 4 || got[0] != (result.SweepKey{Workload: "oltp", SyncCommit: result.SyncOn}) || got[3] != (result.SweepKey{Workload: "transfer", SyncCommit: result.SyncOff}) {
 		t.Errorf("default sweeps %v, want oltp/transfer × on/off", got)
 	}
 	if c.JSON != "pgceiling-search-20261202-130405.json" {
@@ -72,7 +74,7 @@ func TestSearchDefaults(t *testing.T) {
 	if c.MaxErrorRate != 0.001 || c.Conns != 50 || c.PoolWait != time.Second || c.StartRate != 0 {
 		t.Errorf("defaults: %+v", c)
 	}
-	v := c.Values(fs)
+	v := Values(fs)
 	if v["workload"] != "oltp,transfer" || v["precision"] != "0.1" || v["profile"] != "quick" {
 		t.Errorf("Values: workload %q precision %q profile %q", v["workload"], v["precision"], v["profile"])
 	}
@@ -133,5 +135,48 @@ func TestSearchValidate(t *testing.T) {
 	}
 	if _, _, err := parseSearch(t, false, "--workload", "insert", "--sync-commit", "off", "--p99-slo", "50ms", "--confirm", "2"); err != nil {
 		t.Errorf("valid search flags rejected: %v", err)
+	}
+}
+
+// TestTypedFlags: the typed flags parse as the string flags they replace, and the results
+// file records them as before.
+func TestTypedFlags(t *testing.T) {
+	c, fs, err := parseSearch(t, false, "--sync-commit", "off", "--sync-commit", "on", "--engine", "pgx", "--exec-mode", "simple_protocol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.SyncCommits) != 2 || c.SyncCommits[0] != result.SyncOff || c.SyncCommits[1] != result.SyncOn ||
+		c.Engine != result.EnginePGX || c.ExecMode != ExecSimpleProtocol || !c.SweepsOn() {
+		t.Errorf("search --sync-commit off --sync-commit on --engine pgx --exec-mode simple_protocol: %v %q %q", c.SyncCommits, c.Engine, c.ExecMode)
+	}
+	if v := Values(fs); v["sync-commit"] != "off,on" || v["engine"] != "pgx" || v["exec-mode"] != "simple_protocol" {
+		t.Errorf("Values: sync-commit %q engine %q exec-mode %q", v["sync-commit"], v["engine"], v["exec-mode"])
+	}
+	c, fs, err = parseSearch(t, false, "--sync-commit", "off")
+	if err != nil || len(c.SyncCommits) != 1 || c.SweepsOn() || Values(fs)["sync-commit"] != "off" {
+		t.Errorf("search --sync-commit off: %v %v, sweeps on %v", err, c.SyncCommits, c.SweepsOn())
+	}
+	c, fs, err = parseSearch(t, false)
+	if err != nil || Values(fs)["sync-commit"] != "on,off" || Values(fs)["engine"] != "auto" || c.ExecMode != ExecCacheStatement {
+		t.Errorf("search defaults: %v, sync-commit %q engine %q exec mode %q", err, Values(fs)["sync-commit"], Values(fs)["engine"], c.ExecMode)
+	}
+	if fl := fs.Lookup("sync-commit"); fl.DefValue != "[on,off]" || fl.Value.Type() != "stringSlice" {
+		t.Errorf("--sync-commit: default %q type %q, want pflag's string slice", fl.DefValue, fl.Value.Type())
+	}
+	if fl := fs.Lookup("engine"); fl.DefValue != "auto" || fl.Value.Type() != "string" {
+		t.Errorf("--engine: default %q type %q, want a string flag", fl.DefValue, fl.Value.Type())
+	}
+}
+
+// TestEngineLoopNeedsPreparedStatements: --engine loop with another exec mode is refused,
+// and a bad exec mode is reported once.
+func TestEngineLoopNeedsPreparedStatements(t *testing.T) {
+	_, err := parseRun(t, "--rate", "5", "--engine", "loop", "--exec-mode", "exec")
+	if err == nil || !strings.Contains(err.Error(), "--engine loop prepares its statements") {
+		t.Errorf("run --engine loop --exec-mode exec: %v", err)
+	}
+	_, err = parseRun(t, "--rate", "5", "--engine", "loop", "--exec-mode", "simple")
+	if err == nil || strings.Count(err.Error(), "--exec-mode") != 1 {
+		t.Errorf("run --engine loop --exec-mode simple: %v, want one problem naming --exec-mode", err)
 	}
 }

@@ -93,9 +93,9 @@ func (c Chart) WriteSVG(w io.Writer) error {
 }
 
 var (
-	syncColors = map[string]color.Color{
-		"on":  color.RGBA{R: 31, G: 119, B: 180, A: 255},
-		"off": color.RGBA{R: 255, G: 127, B: 14, A: 255},
+	syncColors = map[result.SyncCommit]color.Color{
+		result.SyncOn:  color.RGBA{R: 31, G: 119, B: 180, A: 255},
+		result.SyncOff: color.RGBA{R: 255, G: 127, B: 14, A: 255},
 	}
 	otherColor = color.RGBA{R: 44, G: 160, B: 44, A: 255}
 	grey       = color.RGBA{R: 150, G: 150, B: 150, A: 255}
@@ -270,7 +270,7 @@ func achievedChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 				fails = append(fails, xy)
 			}
 		}
-		legend := "sync=" + s.SyncCommit
+		legend := "sync=" + string(s.SyncCommit)
 		if len(fails) > 0 {
 			legend += " (x = failed probe)"
 		}
@@ -371,14 +371,14 @@ func latencyChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 			p50 = append(p50, plotter.XY{X: pr.TargetRate, Y: pos(pr.Latency.P50)})
 			p99 = append(p99, plotter.XY{X: pr.TargetRate, Y: pos(pr.Latency.P99)})
 		}
-		if err := addLinePoints(p, p99, col, "p99 sync="+s.SyncCommit, nil); err != nil {
+		if err := addLinePoints(p, p99, col, "p99 sync="+string(s.SyncCommit), nil); err != nil {
 			return Chart{}, fmt.Errorf("chart latency %s: %w", workload, err)
 		}
-		if err := addLinePoints(p, p50, col, "p50 sync="+s.SyncCommit, []vg.Length{vg.Points(5), vg.Points(3)}); err != nil {
+		if err := addLinePoints(p, p50, col, "p50 sync="+string(s.SyncCommit), []vg.Length{vg.Points(5), vg.Points(3)}); err != nil {
 			return Chart{}, fmt.Errorf("chart latency %s: %w", workload, err)
 		}
 		if k := kneeProbe(s); k != nil {
-			if err := markKnee(p, plotter.XY{X: k.TargetRate, Y: pos(k.Latency.P99)}, col, "knee sync="+s.SyncCommit); err != nil {
+			if err := markKnee(p, plotter.XY{X: k.TargetRate, Y: pos(k.Latency.P99)}, col, "knee sync="+string(s.SyncCommit)); err != nil {
 				return Chart{}, fmt.Errorf("chart latency %s: %w", workload, err)
 			}
 		}
@@ -402,7 +402,7 @@ func latencyChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 
 // timelineChart: a probe's per-second series, rates on top and p99 below, warm-up marked.
 func timelineChart(s *result.Sweep, pr *result.Probe, kind, label string) (Chart, error) {
-	title := fmt.Sprintf("%s: %s, %s tx/s offered (%s)", sweepName(s), label, rate(pr.TargetRate), orDash(pr.Verdict))
+	title := fmt.Sprintf("%s: %s, %s tx/s offered (%s)", sweepName(s), label, rate(pr.TargetRate), orDash(string(pr.Verdict)))
 	top := newPlot(title, "", "per second (tx/s)")
 	bottom := newPlot("", "time since probe start (s)", "p99 latency (ms)")
 	top.Legend.Left, bottom.Legend.Left = false, false
@@ -425,7 +425,7 @@ func timelineChart(s *result.Sweep, pr *result.Probe, kind, label string) (Chart
 		col    color.Color
 		name   string
 		dashes []vg.Length
-	}{{offered, grey, "offered", []vg.Length{vg.Points(4), vg.Points(3)}}, {committed, syncColors["on"], "committed", nil}, {errs, red, "failed + rejected", nil}} {
+	}{{offered, grey, "offered", []vg.Length{vg.Points(4), vg.Points(3)}}, {committed, syncColors[result.SyncOn], "committed", nil}, {errs, red, "failed + rejected", nil}} {
 		if err := addLinePoints(top, l.xys, l.col, l.name, l.dashes); err != nil {
 			return Chart{}, fmt.Errorf("chart timeline: %w", err)
 		}
@@ -462,7 +462,7 @@ func timelineChart(s *result.Sweep, pr *result.Probe, kind, label string) (Chart
 		p.X.Min, p.Y.Min = 0, 0
 		p.Legend.Left = true
 	}
-	return Chart{Name: slug("timeline", s.Workload, "sync", s.SyncCommit, kind), Title: title,
+	return Chart{Name: slug("timeline", s.Workload, "sync", string(s.SyncCommit), kind), Title: title,
 		Panels: [][]*plot.Plot{{top}, {bottom}}, Width: chartWidth, Height: chartHeight}, nil
 }
 
@@ -552,6 +552,6 @@ func waitsChart(s *result.Sweep) (Chart, bool, error) {
 	// Room on the right for the legend, beside the bars rather than over them.
 	p.X.Max = float64(len(probes)) + 1.5
 	p.Y.Min, p.Y.Max = 0, 100
-	return Chart{Name: slug("waits", s.Workload, "sync", s.SyncCommit), Title: title,
+	return Chart{Name: slug("waits", s.Workload, "sync", string(s.SyncCommit)), Title: title,
 		Panels: [][]*plot.Plot{{p}}, Width: chartWidth, Height: chartHeight}, true, nil
 }

@@ -47,7 +47,7 @@ func WriteCSV(w io.Writer, f *result.File) error {
 		for i := range s.Probes {
 			p := &s.Probes[i]
 			knee := p.Verdict == result.Pass && p.TargetRate == s.Knee
-			row := []string{s.Workload, s.SyncCommit, strconv.Itoa(i + 1), fl(p.TargetRate), p.Verdict, p.Reason,
+			row := []string{s.Workload, string(s.SyncCommit), strconv.Itoa(i + 1), fl(p.TargetRate), string(p.Verdict), p.Reason,
 				strconv.FormatBool(knee), in(p.Scheduled), in(p.Committed), in(p.Rejected)}
 			for c := result.Class(0); c < result.NumClasses; c++ {
 				if c != result.PoolTimeout {

@@ -263,7 +263,7 @@ func fixtureObservation(workload, sync string, load float64, committed int64, se
 
 // fixtureSweep runs a simulated search: double from 100 until a failure, then bisect to 5 %.
 func fixtureSweep(rng *rand.Rand, workload, sync string, capacity float64, start time.Time) result.Sweep {
-	s := result.Sweep{Workload: workload, SyncCommit: sync}
+	s := result.Sweep{Workload: workload, SyncCommit: result.SyncCommit(sync)}
 	probe := func(r float64) bool {
 		p := fixtureProbe(rng, workload, sync, r, capacity, start)
 		start = start.Add(time.Duration(p.WarmupS+p.MeasuredS) * time.Second)

@@ -199,110 +199,13 @@ const runValueMax = 76
 
 // runTables describes one probe of a run: its books, then its latency.
 func runTables(p *result.Probe) []table {
+	var r figures
+	r.books(p)
+	r.checks(p)
+	r.driver(p)
+	r.context(p)
 	kv := table{Title: fmt.Sprintf("Probe: %s sync=%s at %s tx/s", p.Workload, p.SyncCommit, rate(p.TargetRate)),
-		Header: []string{"figure", "value"}}
-	add := func(k, v string) { kv.Rows = append(kv.Rows, []string{k, v}) }
-	add("target rate", rate(p.TargetRate)+" tx/s")
-	add("measured window", fmt.Sprintf("%s s of %s s (warm-up %s s)", num(p.MeasuredS, 1), num(p.DurationS, 1), num(p.WarmupS, 1)))
-	add("scheduled", count(p.Scheduled))
-	add("committed", count(p.Committed))
-	add("failed", fmt.Sprintf("%s (%s)", count(p.Failed.Total()), classes(p.Failed)))
-	add("rejected (pool_timeout)", count(p.Rejected))
-	add("error rate", pct(p.ErrorRate()))
-	add("achieved", fmt.Sprintf("%s tx/s (%s committed in the window, %s more in the drain)", rate(p.AchievedRate), count(p.CommittedInWindow), count(p.DrainCommitted)))
-	if p.Retries > 0 {
-		add("retries", count(p.Retries))
-	}
-	rows := "ok"
-	if !p.Checks.RowsOK {
-		rows = "MISMATCH"
-	}
-	rowsLine := fmt.Sprintf("%s (%s gained %s rows, %s committed", rows, orDash(p.Checks.Table), count(p.Checks.RowDelta), count(p.Checks.CommittedTotal))
-	if p.Checks.Uncertain > 0 {
-		rowsLine += fmt.Sprintf(", %s cancelled mid-commit", count(p.Checks.Uncertain))
-	}
-	add("check: rows", rowsLine+")")
-	bal := "not checked"
-	if p.Checks.BalanceOK != nil {
-		bal = "ok (money conserved)"
-		if !*p.Checks.BalanceOK {
-			bal = fmt.Sprintf("MISMATCH (%s before, %s after)", p.Checks.BalanceBefore, p.Checks.BalanceAfter)
-		}
-	}
-	add("check: balance", bal)
-	for _, pr := range p.Checks.Problems {
-		add("check problem", pr)
-	}
-	dl := "no"
-	if p.DriverLimited {
-		dl = "YES: the client, not the server, was the limit"
-		if p.DriverLimitReason != "" {
-			dl += " (" + p.DriverLimitReason + ")"
-		}
-	}
-	add("driver limited", dl)
-	if p.Engine != "" {
-		add("driver", fmt.Sprintf("engine %s on %d core(s), client CPU %.1f s", p.Engine, p.DriverThreads, p.ClientCPUSeconds))
-	}
-	add("interrupted", yesNo(p.Interrupted))
-	cut := "no"
-	if p.CutShort {
-		cut = "yes"
-		if p.CutReason != "" {
-			cut += " (" + p.CutReason + ")"
-		}
-	}
-	add("cut short", cut)
-	if p.CutBy != "" {
-		add("cut by", p.CutBy)
-	}
-	if p.SchedLagP99Ms > 0 {
-		add("scheduler lag p99", ms(p.SchedLagP99Ms)+" ms")
-	}
-	if c := p.FraudCheck; c != nil {
-		lim := "unbounded"
-		if c.Limit > 0 {
-			lim = "at most " + count(c.Limit)
-		}
-		add("fraud check rows", fmt.Sprintf("p50 %s, p99 %s, max %s; p50 first / last third %s / %s (%s checks over %s s back, %s)",
-			num(c.P50, 0), num(c.P99, 0), num(c.Max, 0), num(c.FirstP50, 0), num(c.LastP50, 0), count(c.Checks), num(c.WindowS, 0), lim))
-	}
-	if b := p.Backfill; b != nil {
-		add("back-fill", fmt.Sprintf("%s rows in %s (%s s of history at %s tx/s)", count(b.Rows), secs(b.Seconds), num(b.WindowS, 0), rate(b.Rate)))
-	}
-	if r := p.Restore; r != nil {
-		add("restore", fmt.Sprintf("%s (%s transactions, %s audit rows deleted, %s wallets restored)", secs(r.Seconds),
-			count(r.TransactionsRows), count(r.AuditRows), count(r.WalletsRestored)))
-	}
-	if st := p.Steady; st != nil {
-		add("steady rule", fmt.Sprintf("%s over %d s: level %s ms, slope %s, projected %s of %s ms: %s", orDash(st.Series), st.Seconds,
-			ms(st.LevelMs), slope(st), ms(st.ProjectedMs), ms(st.LimitMs), orDash(st.Verdict)))
-	}
-	if o := p.Observation; o != nil && o.WaitGrowth != nil {
-		g := o.WaitGrowth
-		add("wait that grew", fmt.Sprintf("%s: %s of active samples in the first third, %s in the last", g.Event, pct(g.FirstShare), pct(g.LastShare)))
-	}
-	if p.Skew.Keys > 0 {
-		dist := "uniform"
-		if p.Skew.Exponent > 0 {
-			dist = "zipf " + num(p.Skew.Exponent, 2)
-		}
-		add("skew", fmt.Sprintf("%s over %s keys: hottest key %s of picks, top 1%% of keys %s", dist, count(int64(p.Skew.Keys)), pct(p.Skew.HottestShare), pct(p.Skew.Top1PctShare)))
-	}
-	if p.Observation != nil && p.Observation.Bottleneck != "" {
-		add("bottleneck", p.Observation.Bottleneck)
-	}
-	if p.Verdict != "" {
-		v := p.Verdict
-		if p.Reason != "" {
-			v += " (" + p.Reason + ")"
-		}
-		add("verdict", v)
-	}
-	if p.Error != "" {
-		add("probe error", p.Error)
-	}
-	kv.Wrap, kv.WrapAt = true, runValueMax
+		Header: []string{"figure", "value"}, Rows: r, Wrap: true, WrapAt: runValueMax}
 	lat := table{Title: "Latency (ms)", Header: []string{"", "p50", "p90", "p99", "p99.9", "max", "mean"}}
 	for _, l := range []struct {
 		name string
@@ -311,6 +214,128 @@ func runTables(p *result.Probe) []table {
 		lat.Rows = append(lat.Rows, []string{l.name, ms(l.l.P50), ms(l.l.P90), ms(l.l.P99), ms(l.l.P999), ms(l.l.Max), ms(l.l.Mean)})
 	}
 	return []table{kv, lat}
+}
+
+// figures are a run's figure/value rows.
+type figures [][]string
+
+func (r *figures) add(k, v string) { *r = append(*r, []string{k, v}) }
+
+// books adds the probe's books: what was offered and what became of it.
+func (r *figures) books(p *result.Probe) {
+	r.add("target rate", rate(p.TargetRate)+" tx/s")
+	r.add("measured window", fmt.Sprintf("%s s of %s s (warm-up %s s)", num(p.MeasuredS, 1), num(p.DurationS, 1), num(p.WarmupS, 1)))
+	r.add("scheduled", count(p.Scheduled))
+	r.add("committed", count(p.Committed))
+	r.add("failed", fmt.Sprintf("%s (%s)", count(p.Failed.Total()), classes(p.Failed)))
+	r.add("rejected (pool_timeout)", count(p.Rejected))
+	r.add("error rate", pct(p.ErrorRate()))
+	r.add("achieved", fmt.Sprintf("%s tx/s (%s committed in the window, %s more in the drain)", rate(p.AchievedRate), count(p.CommittedInWindow), count(p.DrainCommitted)))
+	if p.Retries > 0 {
+		r.add("retries", count(p.Retries))
+	}
+}
+
+// checks adds the probe's checks against the database.
+func (r *figures) checks(p *result.Probe) {
+	rows := "ok"
+	if !p.Checks.RowsOK {
+		rows = "MISMATCH"
+	}
+	rowsLine := fmt.Sprintf("%s (%s gained %s rows, %s committed", rows, orDash(p.Checks.Table), count(p.Checks.RowDelta), count(p.Checks.CommittedTotal))
+	if p.Checks.Uncertain > 0 {
+		rowsLine += fmt.Sprintf(", %s cancelled mid-commit", count(p.Checks.Uncertain))
+	}
+	r.add("check: rows", rowsLine+")")
+	bal := "not checked"
+	if p.Checks.BalanceOK != nil {
+		bal = "ok (money conserved)"
+		if !*p.Checks.BalanceOK {
+			bal = fmt.Sprintf("MISMATCH (%s before, %s after)", p.Checks.BalanceBefore, p.Checks.BalanceAfter)
+		}
+	}
+	r.add("check: balance", bal)
+	for _, pr := range p.Checks.Problems {
+		r.add("check problem", pr)
+	}
+}
+
+// driver adds how the client did and how the probe ended.
+func (r *figures) driver(p *result.Probe) {
+	dl := "no"
+	if p.DriverLimited {
+		dl = "YES: the client, not the server, was the limit"
+		if p.DriverLimitReason != "" {
+			dl += " (" + p.DriverLimitReason + ")"
+		}
+	}
+	r.add("driver limited", dl)
+	if p.Engine != "" {
+		r.add("driver", fmt.Sprintf("engine %s on %d core(s), client CPU %.1f s", p.Engine, p.DriverThreads, p.ClientCPUSeconds))
+	}
+	r.add("interrupted", yesNo(p.Interrupted))
+	cut := "no"
+	if p.CutShort {
+		cut = "yes"
+		if p.CutReason != "" {
+			cut += " (" + p.CutReason + ")"
+		}
+	}
+	r.add("cut short", cut)
+	if p.CutBy != "" {
+		r.add("cut by", p.CutBy)
+	}
+	if p.SchedLagP99Ms > 0 {
+		r.add("scheduler lag p99", ms(p.SchedLagP99Ms)+" ms")
+	}
+}
+
+// context adds what stood around the probe: its preparation, what the workload read,
+// the steady-state rule, the server's side, the skew, and the verdict.
+func (r *figures) context(p *result.Probe) {
+	if c := p.FraudCheck; c != nil {
+		lim := "unbounded"
+		if c.Limit > 0 {
+			lim = "at most " + count(c.Limit)
+		}
+		r.add("fraud check rows", fmt.Sprintf("p50 %s, p99 %s, max %s; p50 first / last third %s / %s (%s checks over %s s back, %s)",
+			num(c.P50, 0), num(c.P99, 0), num(c.Max, 0), num(c.FirstP50, 0), num(c.LastP50, 0), count(c.Checks), num(c.WindowS, 0), lim))
+	}
+	if b := p.Backfill; b != nil {
+		r.add("back-fill", fmt.Sprintf("%s rows in %s (%s s of history at %s tx/s)", count(b.Rows), secs(b.Seconds), num(b.WindowS, 0), rate(b.Rate)))
+	}
+	if rs := p.Restore; rs != nil {
+		r.add("restore", fmt.Sprintf("%s (%s transactions, %s audit rows deleted, %s wallets restored)", secs(rs.Seconds),
+			count(rs.TransactionsRows), count(rs.AuditRows), count(rs.WalletsRestored)))
+	}
+	if st := p.Steady; st != nil {
+		r.add("steady rule", fmt.Sprintf("%s over %d s: level %s ms, slope %s, projected %s of %s ms: %s", orDash(st.Series), st.Seconds,
+			ms(st.LevelMs), slope(st), ms(st.ProjectedMs), ms(st.LimitMs), orDash(st.Verdict)))
+	}
+	if o := p.Observation; o != nil && o.WaitGrowth != nil {
+		g := o.WaitGrowth
+		r.add("wait that grew", fmt.Sprintf("%s: %s of active samples in the first third, %s in the last", g.Event, pct(g.FirstShare), pct(g.LastShare)))
+	}
+	if p.Skew.Keys > 0 {
+		dist := "uniform"
+		if p.Skew.Exponent > 0 {
+			dist = "zipf " + num(p.Skew.Exponent, 2)
+		}
+		r.add("skew", fmt.Sprintf("%s over %s keys: hottest key %s of picks, top 1%% of keys %s", dist, count(int64(p.Skew.Keys)), pct(p.Skew.HottestShare), pct(p.Skew.Top1PctShare)))
+	}
+	if p.Observation != nil && p.Observation.Bottleneck != "" {
+		r.add("bottleneck", p.Observation.Bottleneck)
+	}
+	if p.Verdict != "" {
+		v := string(p.Verdict)
+		if p.Reason != "" {
+			v += " (" + p.Reason + ")"
+		}
+		r.add("verdict", v)
+	}
+	if p.Error != "" {
+		r.add("probe error", p.Error)
+	}
 }
 
 // sweepsTable puts the sweeps side by side, with the sync off/on knee ratios as notes.
@@ -343,10 +368,10 @@ func sweepsTable(f *result.File) table {
 			c[result.PoolTimeout] += ff.Rejected
 			errs = fmt.Sprintf("at %s: %s", rate(ff.TargetRate), classes(c))
 			if ff.Verdict != result.Fail {
-				errs += " [" + ff.Verdict + "]"
+				errs += " [" + string(ff.Verdict) + "]"
 			}
 		}
-		t.Rows = append(t.Rows, []string{s.Workload, s.SyncCommit, knee, bracket, ach, p50, p99, errs,
+		t.Rows = append(t.Rows, []string{s.Workload, string(s.SyncCommit), knee, bracket, ach, p50, p99, errs,
 			fmt.Sprint(len(s.Probes)), num(s.ProbeMinutes, 1), orDash(bottleneckCell(s))})
 	}
 	for i := range f.Sweeps {
@@ -449,7 +474,7 @@ func probesTable(s *result.Sweep) table {
 	t := table{Title: "Probes: " + sweepName(s), Header: []string{"#", "rate tx/s", "verdict", "achieved", "drain", "error %", "p99 ms", "cut by", "reason"}}
 	for i := range s.Probes {
 		p := &s.Probes[i]
-		v := orDash(p.Verdict)
+		v := orDash(string(p.Verdict))
 		if p.TargetRate == s.Knee && p.Verdict == result.Pass {
 			v += " (knee)"
 		}

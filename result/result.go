@@ -164,15 +164,6 @@ type ServerBrief struct {
 	SynchronousCommit string `json:"synchronous_commit"`
 }
 
-// Verdicts a search gives a probe.
-const (
-	Pass          = "pass"
-	Fail          = "fail"
-	NotSteady     = "not_steady"
-	DriverLimited = "driver_limited"
-	Fault         = "fault"
-)
-
 // Probe is one probe: a fixed offered rate for a warm-up and a measured window.
 type Probe struct {
 	Workload    string    `json:"workload"`
@@ -246,9 +237,9 @@ type Probe struct {
 	Steady *Steady `json:"steady,omitempty"`
 
 	// Set by the search.
-	Verdict string `json:"verdict,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	Retry   bool   `json:"retry,omitempty"` // a repeat of a probe that failed by fault
+	Verdict Verdict `json:"verdict,omitempty"`
+	Reason  string  `json:"reason,omitempty"`
+	Retry   bool    `json:"retry,omitempty"` // a repeat of a probe that failed by fault
 }
 
 // What stopped a probe early (Probe.CutBy).
@@ -427,15 +418,15 @@ type Bracket struct {
 
 // Sweep is one search (or one run) for a workload and synchronous_commit setting.
 type Sweep struct {
-	Workload     string  `json:"workload"`
-	SyncCommit   string  `json:"sync_commit"`
-	Probes       []Probe `json:"probes"`
-	Knee         float64 `json:"knee"` // highest passing rate; 0 when none passed
-	Bracket      Bracket `json:"bracket"`
-	Converged    bool    `json:"converged"`
-	Stop         string  `json:"stop,omitempty"` // why the search ended
-	KeepGrowth   bool    `json:"keep_growth"`
-	ProbeMinutes float64 `json:"probe_minutes"` // warm-up included
+	Workload     string     `json:"workload"`
+	SyncCommit   SyncCommit `json:"sync_commit"`
+	Probes       []Probe    `json:"probes"`
+	Knee         float64    `json:"knee"` // highest passing rate; 0 when none passed
+	Bracket      Bracket    `json:"bracket"`
+	Converged    bool       `json:"converged"`
+	Stop         string     `json:"stop,omitempty"` // why the search ended
+	KeepGrowth   bool       `json:"keep_growth"`
+	ProbeMinutes float64    `json:"probe_minutes"` // warm-up included
 	// CalibratedRate is the calibration's estimate of the maximum throughput the search
 	// started from (0 when it started from a given rate); a resumed search reuses it.
 	CalibratedRate float64 `json:"calibrated_rate,omitempty"`

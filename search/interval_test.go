@@ -10,7 +10,7 @@ import (
 )
 
 // judged builds probes with the given verdicts at the given rates.
-func judged(rates []float64, verdicts []string) []result.Probe {
+func judged(rates []float64, verdicts []result.Verdict) []result.Probe {
 	ps := make([]result.Probe, len(rates))
 	for i, r := range rates {
 		ps[i] = result.Probe{TargetRate: r, Verdict: verdicts[i]}
@@ -23,14 +23,14 @@ func TestKneeIntervalSeparated(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		rates    []float64
-		verdicts []string
+		verdicts []result.Verdict
 		widen    float64
 	}{
 		{"bisection from 100", []float64{100, 200, 400, 800, 1600, 1200, 1000, 900, 950, 975},
-			[]string{P, P, P, P, F, F, F, P, P, F}, 25},
-		{"calibrated start", []float64{2400, 2880, 3456, 3168, 3024, 3096}, []string{P, P, F, F, P, F}, 72},
-		{"single pass, single fail", []float64{1000, 1050}, []string{P, F}, 50},
-		{"not_steady counts as fail", []float64{1000, 1050, 1025}, []string{P, result.NotSteady, F}, 25},
+			[]result.Verdict{P, P, P, P, F, F, F, P, P, F}, 25},
+		{"calibrated start", []float64{2400, 2880, 3456, 3168, 3024, 3096}, []result.Verdict{P, P, F, F, P, F}, 72},
+		{"single pass, single fail", []float64{1000, 1050}, []result.Verdict{P, F}, 50},
+		{"not_steady counts as fail", []float64{1000, 1050, 1025}, []result.Verdict{P, result.NotSteady, F}, 25},
 	} {
 		ps := judged(tc.rates, tc.verdicts)
 		iv := KneeInterval(ps, tc.widen)
@@ -58,7 +58,7 @@ func TestKneeIntervalSeparated(t *testing.T) {
 	}
 	// Many separated probes narrow it to about the gap.
 	var rates []float64
-	var vs []string
+	var vs []result.Verdict
 	for r := 900.0; r <= 1100; r += 10 {
 		rates = append(rates, r)
 		if r <= 1000 {
@@ -78,9 +78,9 @@ func TestKneeIntervalNone(t *testing.T) {
 		ps   []result.Probe
 	}{
 		{"no probes", nil},
-		{"passes only", judged([]float64{100, 200}, []string{result.Pass, result.Pass})},
-		{"fails only", judged([]float64{100, 200}, []string{result.Fail, result.NotSteady})},
-		{"fault and driver_limited do not count", judged([]float64{100, 200, 300}, []string{result.Pass, result.Fault, result.DriverLimited})},
+		{"passes only", judged([]float64{100, 200}, []result.Verdict{result.Pass, result.Pass})},
+		{"fails only", judged([]float64{100, 200}, []result.Verdict{result.Fail, result.NotSteady})},
+		{"fault and driver_limited do not count", judged([]float64{100, 200, 300}, []result.Verdict{result.Pass, result.Fault, result.DriverLimited})},
 		{"interrupted does not count", []result.Probe{{TargetRate: 100, Verdict: result.Pass}, {TargetRate: 200, Verdict: result.Fail, Interrupted: true}}},
 	} {
 		if iv := KneeInterval(tc.ps, 10); iv != nil {
@@ -123,7 +123,7 @@ func TestKneeIntervalCoverage(t *testing.T) {
 func TestKneeIntervalNoisyMonotone(t *testing.T) {
 	P, F := result.Pass, result.Fail
 	var rates []float64
-	var vs []string
+	var vs []result.Verdict
 	for r := 900.0; r <= 1100; r += 10 {
 		for k := 0; k < 2; k++ {
 			v := P
@@ -131,7 +131,7 @@ func TestKneeIntervalNoisyMonotone(t *testing.T) {
 				v = F
 			}
 			if (r == 980 || r == 1020) && k == 0 { // noise: a fail below the edge, a pass above
-				v = map[string]string{P: F, F: P}[v]
+				v = map[result.Verdict]result.Verdict{P: F, F: P}[v]
 			}
 			rates, vs = append(rates, r), append(vs, v)
 		}
@@ -141,7 +141,7 @@ func TestKneeIntervalNoisyMonotone(t *testing.T) {
 		t.Errorf("KneeInterval(42 probes 900..1100, edge 1000, flipped at 980 and 1020) = %+v; want Lo <= midpoint <= Hi around 1000, within [940, 1060]", iv)
 	}
 	rates = []float64{500, 1000, 2000, 1500, 1250, 1125, 1190, 1160, 1160, 1190, 1125, 1160}
-	vs = []string{P, P, F, F, F, P, F, P, F, P, P, F}
+	vs = []result.Verdict{P, P, F, F, F, P, F, P, F, P, P, F}
 	iv = KneeInterval(judged(rates, vs), 30)
 	if iv == nil || iv.Lo > 1160 || iv.Hi < 1190 || iv.Lo < 470 || iv.Hi > 2030 {
 		t.Errorf("KneeInterval(12 probes, noisy edge 1125-1190: %v %v) = %+v; want an interval holding 1160-1190 within [470, 2030]", rates, vs, iv)

@@ -40,8 +40,6 @@ const (
 	// may reach (as a level, or projected from a significant growth) before the probe says
 	// more about the client than the server: such a probe is driver_limited.
 	DriverLagShare = 0.25
-	// DefaultPoolWait is the pool wait assumed when neither Config nor the probe has one.
-	DefaultPoolWait = time.Second
 	// FaultConnectionShare is the share of a probe's failed and rejected arrivals that
 	// must be connection errors for the probe to count as a server fault rather than a fail.
 	FaultConnectionShare = 0.5
@@ -146,7 +144,7 @@ func (r SteadyRule) Check(series []result.Second, poolWait, probeLength time.Dur
 	}
 	r = r.withDefaults()
 	if poolWait <= 0 {
-		poolWait = DefaultPoolWait
+		poolWait = result.DefaultPoolWait
 	}
 	qw := measured(series, queueWait)
 	L := probeLength.Seconds()
@@ -185,7 +183,7 @@ func (r SteadyRule) StopIf(poolWait, probeLength time.Duration) func(measured []
 	}
 	r = r.withDefaults()
 	if poolWait <= 0 {
-		poolWait = DefaultPoolWait
+		poolWait = result.DefaultPoolWait
 	}
 	pw, L := ms(poolWait), probeLength.Seconds()
 	return func(sec []result.Second) string {
@@ -329,9 +327,9 @@ func driverLag(p *result.Probe, r SteadyRule, pw, L float64) string {
 //     most (Observation.WaitGrowth) when known;
 //   - pass.
 //
-// The pool wait is Config.PoolWait, else the probe's, else DefaultPoolWait; the probe
+// The pool wait is Config.PoolWait, else the probe's, else result.DefaultPoolWait; the probe
 // length is the probe's DurationS, else Config.Duration.
-func Judge(p *result.Probe, cfg Config) (verdict, reason string) {
+func Judge(p *result.Probe, cfg Config) (verdict result.Verdict, reason string) {
 	p.Steady = nil
 	if p.Error != "" {
 		return result.Fault, "probe error: " + p.Error
@@ -346,7 +344,7 @@ func Judge(p *result.Probe, cfg Config) (verdict, reason string) {
 		pool = time.Duration(p.PoolWaitMs * float64(time.Millisecond))
 	}
 	if pool <= 0 {
-		pool = DefaultPoolWait
+		pool = result.DefaultPoolWait
 	}
 	length := time.Duration(p.DurationS * float64(time.Second))
 	if length <= 0 {

@@ -179,7 +179,7 @@ func TestJudge(t *testing.T) {
 		name string
 		p    *result.Probe
 		cfg  Config
-		want string
+		want result.Verdict
 		why  string
 	}{
 		{"clean", ok(nil), cfg, result.Pass, "error rate"},

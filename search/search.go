@@ -122,7 +122,7 @@ type Config struct {
 	Warmup time.Duration
 	// PoolWait is how long an arrival may wait for a connection before it is rejected
 	// (the driver's --pool-wait): the steady-state rule's yardstick. Default the probe's
-	// own, else DefaultPoolWait.
+	// own, else result.DefaultPoolWait.
 	PoolWait time.Duration
 	// NoEarlyAbort turns the early stops off (error budget and trend): every probe runs
 	// its full length.
@@ -348,7 +348,7 @@ func (s *searcher) stopped(err error) error {
 // one (fail, not_steady). A fault or a driver_limited probe is retried once (marked Retry):
 // both can be passing trouble (a restart, a busy client machine); a second one ends the
 // search with errStop, as does MaxProbes.
-func (s *searcher) probe(ctx context.Context, rate float64) (string, error) {
+func (s *searcher) probe(ctx context.Context, rate float64) (result.Verdict, error) {
 	for attempt := 0; ; attempt++ {
 		if len(s.sweep.Probes) >= s.cfg.MaxProbes {
 			s.sweep.Stop = StopMaxProbes

@@ -162,7 +162,7 @@ func TestEarlyAbortCutsFailingProbesOnly(t *testing.T) {
 			if p.Verdict == result.Pass && (p.CutShort || p.MeasuredS != p.DurationS) {
 				t.Errorf("seed %d: passing probe at %.0f ran %.0f of %.0f s", seed, p.TargetRate, p.MeasuredS, p.DurationS)
 			}
-			if want := map[string]string{result.CutByErrors: result.Fail, result.CutByTrend: result.NotSteady}[p.CutBy]; p.CutShort && p.Verdict != want {
+			if want := map[string]result.Verdict{result.CutByErrors: result.Fail, result.CutByTrend: result.NotSteady}[p.CutBy]; p.CutShort && p.Verdict != want {
 				t.Errorf("seed %d: probe at %.0f cut by %q judged %s, want %s", seed, p.TargetRate, p.CutBy, p.Verdict, want)
 			}
 		}

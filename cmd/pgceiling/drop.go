@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/schema"
@@ -27,27 +26,18 @@ func runDrop(ctx context.Context, env *Env, args []string) error {
 	if c.DSN == "" {
 		return config.Usagef("drop: give --dsn (or $%s): a throwaway server has no schema to drop", config.EnvDSN)
 	}
-	cfg, err := parseDSN(c.DSN)
-	if err != nil {
-		return err
-	}
-	cfg.RuntimeParams["application_name"] = "pgceiling-drop"
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = 15 * time.Second
-	}
-	conn, err := connect(ctx, cfg)
+	cfg, conn, err := dialAs(ctx, c.DSN, "pgceiling-drop")
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	where := fmt.Sprintf("database %q on %s:%d", cfg.Database, cfg.Host, cfg.Port)
 	switch err := schema.Drop(ctx, conn); {
 	case errors.Is(err, schema.ErrMissing):
-		fmt.Fprintf(env.Stdout, "no schema pgceiling in %s: nothing to drop\n", where)
+		fmt.Fprintf(env.Stdout, "no schema pgceiling in %s: nothing to drop\n", where(cfg))
 		return nil
 	case err != nil:
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "schema pgceiling dropped from %s\n", where)
+	fmt.Fprintf(env.Stdout, "schema pgceiling dropped from %s\n", where(cfg))
 	return nil
 }

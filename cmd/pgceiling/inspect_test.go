@@ -124,17 +124,3 @@ func TestInspectBadInput(t *testing.T) {
 		}
 	}
 }
-
-func TestInspectHelpers(t *testing.T) {
-	for _, tc := range []struct {
-		n          int64
-		bytes, num string
-	}{
-		{0, "0 B", "0"}, {1023, "1023 B", "1,023"}, {1536, "1.5 KiB", "1,536"},
-		{128 << 20, "128.0 MiB", "134,217,728"}, {-5, "-5 B", "-5"},
-	} {
-		if b, n := inspectBytes(tc.n), inspectThousands(tc.n); b != tc.bytes || n != tc.num {
-			t.Errorf("inspectBytes(%d), inspectThousands(%d) = %q, %q; want %q, %q", tc.n, tc.n, b, n, tc.bytes, tc.num)
-		}
-	}
-}

@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/pgceiling/pgceiling/config"
-	"github.com/pgceiling/pgceiling/driver"
 	"github.com/pgceiling/pgceiling/localpg"
-	"github.com/pgceiling/pgceiling/observe"
 	"github.com/pgceiling/pgceiling/report"
 	"github.com/pgceiling/pgceiling/result"
 	"github.com/pgceiling/pgceiling/schema"
@@ -53,7 +51,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	}
 	file := result.NewFile("run")
 	file.CommandLine = redactArgs(env.Args)
-	file.Config = c.Values(fs)
+	file.Config = config.Values(fs)
 
 	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
 	if err != nil {
@@ -67,7 +65,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	}
 	file.Server = disclosure
 	file.Warnings = warnings
-	file.Sweeps = []result.Sweep{{Workload: p.Workload, SyncCommit: p.SyncCommit, Probes: []result.Probe{*p},
+	file.Sweeps = []result.Sweep{{Workload: p.Workload, SyncCommit: c.SyncCommit, Probes: []result.Probe{*p},
 		ProbeMinutes: (p.WarmupS + p.MeasuredS) / 60}}
 	file.Interrupted = p.Interrupted || env.Interrupted()
 	file.FinishedAt = time.Now().UTC()
@@ -95,140 +93,45 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// runProbe prepares the server (schema, safety, pool, observer) and runs the probe.
+// runProbe readies the server (schema, safety, pools, observer) and runs the probe.
 func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.Probe, *result.Disclosure, []string, error) {
-	cfgDB, admin, err := t.dial(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer admin.Close(context.WithoutCancel(ctx))
+	plan := serverPlan{wallets: c.Wallets, syncOn: c.SyncCommit.On(), onBackfill: func(window time.Duration, rate float64) {
+		fmt.Fprintf(env.Stderr, "pgceiling run: back-filling the last %v of payments at %g tx/s...\n", window, rate)
+	}}
 	if t.Embedded != nil {
 		spec := schema.DefaultSpec()
 		spec.Rows, spec.Zipf, spec.Seed = c.Rows, c.Zipf, c.Seed
 		if c.Wallets > 0 {
 			spec.Wallets = c.Wallets
 		}
-		if err := ensureSchema(ctx, env, cfgDB, admin, spec); err != nil {
-			return nil, nil, nil, err
-		}
+		plan.create = &spec
 	}
-	spec, err := schema.Check(ctx, admin)
+	s, err := openProbeServer(ctx, env, t, &c.Probe, plan)
+	defer s.close()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	baseline, err := schema.TakeBaseline(ctx, admin)
+	w, err := s.workload(c.Workload, &c.Probe, c.SyncCommit)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	wallets := spec.Wallets
-	if c.Wallets > 0 {
-		if c.Wallets > spec.Wallets {
-			return nil, nil, nil, config.Usagef("--wallets %d: the schema has only %d wallets", c.Wallets, spec.Wallets)
-		}
-		wallets = c.Wallets
-	}
-	local := observe.LocalInfo{}
-	if t.Embedded != nil {
-		local = observe.LocalInfo{PostmasterPID: t.Embedded.PID(), Embedded: true}
-	}
-	disclosure, err := observe.Disclose(ctx, admin, local)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	warnings := observe.Unsafe(disclosure, c.SyncCommit == "on")
-	if err := observe.RefuseUnsafe(warnings, c.Safety.AllowUnsafeServer); err != nil {
-		return nil, nil, nil, err
-	}
-	w, err := workload.New(c.Workload, workload.Params{Wallets: wallets, Zipf: c.Zipf, SyncCommit: c.SyncCommit == "on",
-		FraudWindow: c.Fraud.Window, FraudLimit: c.Fraud.Limit})
-	if err != nil {
-		return nil, nil, nil, config.Usagef("%v", err)
-	}
+	warnings := s.warnings
 	if msg := c.Fraud.Warning(); msg != "" && c.Workload == "oltp" {
 		warnings = append(warnings, msg)
 		fmt.Fprintf(env.Stderr, "pgceiling: warning: %s\n", msg)
 	}
-	sess := driver.Session{StatementTimeout: c.StatementTimeout, LockTimeout: c.LockTimeout,
-		IdleInTxTimeout: c.IdleInTxTimeout, AppName: c.AppName}
-	pool, err := driver.NewPool(ctx, t.DSN, sess, c.Conns, execModes[c.ExecMode])
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer pool.Close()
-	books, err := t.adminPool(ctx) // survives a restart, unlike the admin session
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer books.Close()
-	sampler, err := observe.NewSampler(ctx, observe.SamplerOptions{DSN: t.DSN, AppName: c.AppName,
-		Interval: c.Observe.SampleInterval, Local: local})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer sampler.Close(context.WithoutCancel(ctx))
-
-	// The fraud window's recent history, at this probe's rate and skew, anchored now: the
-	// check reads from the first second what it reads in steady state.
-	var bf *result.Backfill
-	if rh, ok := w.(workload.HistoryReader); ok && !c.Fraud.NoBackfill {
-		window, limit := rh.RecentHistory()
-		fmt.Fprintf(env.Stderr, "pgceiling run: back-filling the last %v of payments at %g tx/s...\n", window, c.Rate)
-		b, err := schema.Backfill(ctx, books, schema.BackfillSpec{Rate: c.Rate, Window: window, Limit: limit,
-			Wallets: wallets, Zipf: c.Zipf, Seed: c.Seed})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, nil, context.Canceled
-			}
-			return nil, nil, nil, err
-		}
-		bf = &b
-	}
 	fmt.Fprintf(env.Stderr, "pgceiling run: %s at %g tx/s, synchronous_commit=%s, %v warm-up + %v measured, %d connections\n",
 		c.Workload, c.Rate, c.SyncCommit, c.Warmup, c.Duration, c.Conns)
-	prog := &progress{env: env}
-	cfg := driver.Config{Rate: c.Rate, Warmup: c.Warmup, Duration: c.Duration, Conns: c.Conns, Threads: c.Threads, Engine: c.Engine,
-		PoolWait: c.PoolWait, Seed: c.Seed, MaxTries: c.MaxTries, SyncCommit: c.SyncCommit,
-		Drain: c.PoolWait + max(c.StatementTimeout, time.Second), Observer: sampler, OnSecond: prog.show,
-		CountRows: schema.Counter(books, baseline)}
-	p, err := driver.Run(ctx, pool, w, cfg)
-	prog.end()
+	live := newLiveLine(env, "", 10*time.Second)
+	cfg := driverConfig(&c.Probe, c.SyncCommit)
+	cfg.Rate, cfg.OnSecond = c.Rate, live.show
+	p, err := s.probe(ctx, w, cfg)
+	live.end()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, nil, context.Canceled
 		}
 		return nil, nil, nil, err
 	}
-	p.Backfill = bf
-	observe.Finish(p)
-	return p, disclosure, warnings, nil
-}
-
-// progress draws the live line: in place every second on a terminal, else a plain line
-// every 10 s.
-type progress struct {
-	env  *Env
-	last time.Time
-	live bool
-}
-
-func (p *progress) show(_ result.Second, l driver.Live) {
-	if !p.env.TTY && !p.last.IsZero() && time.Since(p.last) < 10*time.Second {
-		return
-	}
-	p.last = time.Now()
-	line := fmt.Sprintf("%5.0fs %-7s offered %7.0f/s achieved %7.0f/s p99 %8.1f ms queue %5d errors %d",
-		l.Elapsed.Seconds(), l.Phase, l.OfferedRate, l.AchievedRate, l.P99Ms, l.Queue, l.Errors)
-	if p.env.TTY {
-		fmt.Fprintf(p.env.Stderr, "\r\033[K%s", line)
-		p.live = true
-	} else {
-		fmt.Fprintln(p.env.Stderr, line)
-	}
-}
-
-func (p *progress) end() {
-	if p.live {
-		fmt.Fprintln(p.env.Stderr)
-		p.live = false
-	}
+	return p, s.disclosure, warnings, nil
 }

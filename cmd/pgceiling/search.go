@@ -5,11 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/driver"
@@ -36,14 +32,6 @@ exceed the budget. The results file is rewritten after every probe; Ctrl-C keeps
 Without --dsn: a throwaway server, initialised with the profile's rows, all four sweeps,
 the side-by-side table, the JSON, and the server removed.`
 
-var execModes = map[string]pgx.QueryExecMode{
-	"cache_statement": pgx.QueryExecModeCacheStatement,
-	"cache_describe":  pgx.QueryExecModeCacheDescribe,
-	"describe_exec":   pgx.QueryExecModeDescribeExec,
-	"exec":            pgx.QueryExecModeExec,
-	"simple_protocol": pgx.QueryExecModeSimpleProtocol,
-}
-
 func runSearch(ctx context.Context, env *Env, args []string) error {
 	var c config.Search
 	fs := newFlagSet(env, "search", searchSynopsis)
@@ -63,51 +51,26 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	tuneGC(env, c.Conns)
-	var prior *result.File
-	if c.Resume != "" {
-		f, err := result.Read(c.Resume)
-		if err != nil {
-			return fmt.Errorf("--resume: %w", err)
-		}
-		if f.Command != "search" {
-			return config.Usagef("--resume %s: a results file of %q, not of search", c.Resume, f.Command)
-		}
-		prior = f
+	prior, err := readSearchFile("--resume", c.Resume)
+	if err != nil {
+		return err
 	}
-	var startFrom *result.File
-	if c.StartFrom != "" {
-		f, err := result.Read(c.StartFrom)
-		if err != nil {
-			return fmt.Errorf("--start-from: %w", err)
-		}
-		if f.Command != "search" {
-			return config.Usagef("--start-from %s: a results file of %q, not of search", c.StartFrom, f.Command)
-		}
-		startFrom = f
+	startFrom, err := readSearchFile("--start-from", c.StartFrom)
+	if err != nil {
+		return err
 	}
 	if err := result.CheckWritable(c.JSON); err != nil {
 		return err
 	}
 
-	file := result.NewFile("search")
+	file := &searchResults{File: result.NewFile("search"), path: c.JSON, env: env}
 	file.CommandLine = redactArgs(env.Args)
-	file.Config = c.Values(fs)
-	save := func() error {
-		file.FinishedAt = time.Now().UTC()
-		return result.Write(c.JSON, file)
-	}
-
+	file.Config = config.Values(fs)
 	// failed records why the search could not start in the results file, which is
 	// always written once it was checked writable.
 	failed := func(err error) error {
-		if ctx.Err() != nil {
-			file.Interrupted = true
-		} else {
-			file.Error = env.Scrub(err.Error())
-		}
-		if werr := save(); werr != nil {
-			fmt.Fprintf(env.Stderr, "pgceiling: %s\n", env.Scrub(werr.Error()))
-		}
+		file.end(ctx, err)
+		file.saveOrWarn()
 		return err
 	}
 	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
@@ -115,10 +78,11 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		return failed(err)
 	}
 	defer t.Close()
-	s, err := newSearchSession(ctx, env, &c, t)
-	if s != nil {
-		defer s.close()
-	}
+	spec := schema.DefaultSpec()
+	spec.Rows, spec.Wallets, spec.Zipf, spec.Seed = c.Rows, c.Wallets, c.Zipf, c.Seed
+	s, err := openProbeServer(ctx, env, t, &c.Probe, serverPlan{create: &spec, syncOn: c.SweepsOn(),
+		restore: !c.KeepGrowth, checkpoint: !c.NoCheckpoint})
+	defer s.close()
 	if err != nil {
 		return failed(err)
 	}
@@ -133,38 +97,19 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	sweeps := c.Sweeps()
 	var runErr error
 	for i, sw := range sweeps {
-		var priorProbes []result.Probe
-		var estimate float64
-		if prior != nil {
-			for _, ps := range prior.Sweeps {
-				if ps.Workload == sw[0] && ps.SyncCommit == sw[1] {
-					priorProbes, estimate = ps.Probes, ps.CalibratedRate
-				}
-			}
+		start, err := sweepStart(&c, sw, prior, startFrom)
+		if err != nil {
+			return failed(err)
 		}
-		var from float64
-		if startFrom != nil {
-			if from = kneeOf(startFrom, sw); from <= 0 {
-				return failed(config.Usagef("--start-from %s: no knee for %s with synchronous_commit=%s", c.StartFrom, sw[0], sw[1]))
-			}
-		}
-		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw[0], SyncCommit: sw[1], KeepGrowth: c.KeepGrowth})
+		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw.Workload, SyncCommit: sw.SyncCommit, KeepGrowth: c.KeepGrowth})
 		idx := len(file.Sweeps) - 1
-		label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw[0], sw[1])
-		fill := func(snap *result.Sweep) {
-			fillSweep(snap, sw, c.KeepGrowth)
-			if startFrom != nil {
-				snap.StartFrom = c.StartFrom
-			}
-		}
-		res, err := s.sweep(ctx, label, sw[0], sw[1], priorProbes, estimate, from, func(snap result.Sweep) {
-			fill(&snap)
+		label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw.Workload, sw.SyncCommit)
+		res, err := runSweep(ctx, env, s, &c, label, sw, start, func(snap result.Sweep) {
+			fillSweep(&snap, sw, &c)
 			file.Sweeps[idx] = snap
-			if err := save(); err != nil {
-				fmt.Fprintf(env.Stderr, "pgceiling: %s\n", env.Scrub(err.Error()))
-			}
+			file.saveOrWarn()
 		})
-		fill(&res)
+		fillSweep(&res, sw, &c)
 		res.Bottleneck, res.BottleneckRate = observe.SweepBottleneck(&res)
 		file.Sweeps[idx] = res
 		fmt.Fprintf(env.Stderr, "%s: knee %s, bracket %s, %d probes, %.1f probe-minutes (%s)\n",
@@ -174,25 +119,24 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 			break
 		}
 	}
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
-			file.Interrupted = true
-		} else {
-			file.Error = env.Scrub(runErr.Error())
-		}
-	}
-	if err := save(); err != nil {
+	return finishSearch(env, &c, file, file.end(ctx, runErr))
+}
+
+// finishSearch writes the results file as the search ended and, unless it was
+// interrupted, prints the summary and renders --report.
+func finishSearch(env *Env, c *config.Search, file *searchResults, runErr error) error {
+	if err := file.save(); err != nil {
 		return err
 	}
 	if file.Interrupted {
 		fmt.Fprintf(env.Stderr, "pgceiling: search interrupted; %s keeps every probe so far: continue with --resume %s\n", c.JSON, c.JSON)
 		return runErr
 	}
-	if err := report.WriteText(env.Stdout, file); err != nil {
+	if err := report.WriteText(env.Stdout, file.File); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
 	if c.Report != "" {
-		if _, err := report.WriteAll(c.Report, file); err != nil {
+		if _, err := report.WriteAll(c.Report, file.File); err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
 	}
@@ -200,171 +144,117 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	return runErr
 }
 
-// kneeOf is the knee of the sweep sw in f (0 when f has none).
-func kneeOf(f *result.File, sw [2]string) float64 {
-	for _, s := range f.Sweeps {
-		if s.Workload == sw[0] && s.SyncCommit == sw[1] {
-			return s.Knee
-		}
+// searchResults is a search's results file, rewritten after every probe.
+type searchResults struct {
+	*result.File
+	path string
+	env  *Env
+}
+
+func (r *searchResults) save() error {
+	r.FinishedAt = time.Now().UTC()
+	return result.Write(r.path, r.File)
+}
+
+// saveOrWarn saves the file, only warning when it cannot: the search goes on.
+func (r *searchResults) saveOrWarn() {
+	if err := r.save(); err != nil {
+		fmt.Fprintf(r.env.Stderr, "pgceiling: %s\n", r.env.Scrub(err.Error()))
 	}
-	return 0
 }
 
-// fillSweep names a sweep and its probes.
-func fillSweep(s *result.Sweep, sw [2]string, keepGrowth bool) {
-	s.Workload, s.SyncCommit, s.KeepGrowth = sw[0], sw[1], keepGrowth
-}
-
-// redactArgs returns the command line with DSN passwords redacted.
-func redactArgs(args []string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		switch {
-		case strings.HasPrefix(a, "--dsn="):
-			out[i] = "--dsn=" + config.RedactDSN(strings.TrimPrefix(a, "--dsn="))
-		case i > 0 && args[i-1] == "--dsn":
-			out[i] = config.RedactDSN(a)
-		default:
-			out[i] = a
-		}
+// end records why the search ended early (err nil: it did not): interrupted, or the
+// error, scrubbed of passwords. It returns err.
+func (r *searchResults) end(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		r.Interrupted = true
+	default:
+		r.Error = r.env.Scrub(err.Error())
 	}
-	return out
+	return err
 }
 
-// searchSession is what every sweep of one search shares: the server, its schema and
-// baseline, the driver's pool, the observer.
-type searchSession struct {
-	env        *Env
-	c          *config.Search
-	dsn        string
-	admin      *pgx.Conn
-	pool       *pgxpool.Pool
-	sampler    *observe.Sampler
-	spec       schema.Spec
-	baseline   *schema.Baseline
-	counter    func(ctx context.Context, table string) (int64, error) // exact row counts, cheap
-	books      *pgxpool.Pool                                          // restore, checkpoint, row checks: survives restarts
-	disclosure *result.Disclosure
-	warnings   []string
-	probes     int  // probes run so far, for seeds
-	backfilled bool // the fraud window's history was written once
-}
-
-func newSearchSession(ctx context.Context, env *Env, c *config.Search, t *target) (*searchSession, error) {
-	s := &searchSession{env: env, c: c, dsn: t.DSN}
-	cfgDB, admin, err := t.dial(ctx)
+// readSearchFile reads the results file of an earlier search named by flag (nil when
+// path is empty).
+func readSearchFile(flag, path string) (*result.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := result.Read(path)
 	if err != nil {
-		return s, err
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
-	s.admin = admin
-	spec := schema.DefaultSpec()
-	spec.Rows, spec.Wallets, spec.Zipf, spec.Seed = c.Rows, c.Wallets, c.Zipf, c.Seed
-	if err := ensureSchema(ctx, env, cfgDB, s.admin, spec); err != nil {
-		return s, err
+	if f.Command != "search" {
+		return nil, config.Usagef("%s %s: a results file of %q, not of search", flag, path, f.Command)
 	}
-	if s.spec, err = schema.Check(ctx, s.admin); err != nil {
-		return s, err
-	}
-	local := observe.LocalInfo{}
-	if t.Embedded != nil {
-		local = observe.LocalInfo{PostmasterPID: t.Embedded.PID(), Embedded: true}
-	}
-	if s.disclosure, err = observe.Disclose(ctx, s.admin, local); err != nil {
-		return s, err
-	}
-	sweepsOn := false
-	for _, sc := range c.SyncCommits {
-		sweepsOn = sweepsOn || sc == "on"
-	}
-	s.warnings = observe.Unsafe(s.disclosure, sweepsOn)
-	if err := observe.RefuseUnsafe(s.warnings, c.AllowUnsafe); err != nil {
-		return s, err
-	}
-	// The baseline is taken once: Restore returns to it before each probe (unless
-	// --keep-growth), and it makes the row checks cheap either way.
-	b, err := schema.TakeBaseline(ctx, s.admin)
-	if err != nil {
-		return s, err
-	}
-	if s.books, err = t.adminPool(ctx); err != nil {
-		return s, err
-	}
-	s.counter = schema.Counter(s.books, b)
-	if !c.KeepGrowth {
-		s.baseline = &b
-	}
-	sess := driver.Session{StatementTimeout: c.StatementTimeout, LockTimeout: c.LockTimeout,
-		IdleInTxTimeout: c.IdleInTxTimeout, AppName: c.AppName}
-	if s.pool, err = driver.NewPool(ctx, t.DSN, sess, c.Conns, execModes[c.ExecMode]); err != nil {
-		return s, err
-	}
-	if s.sampler, err = observe.NewSampler(ctx, observe.SamplerOptions{DSN: t.DSN, AppName: c.AppName,
-		Interval: c.Observe.SampleInterval, Local: local}); err != nil {
-		return s, err
-	}
-	return s, nil
+	return f, nil
 }
 
-func (s *searchSession) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if s.sampler != nil {
-		_ = s.sampler.Close(ctx)
-	}
-	if s.pool != nil {
-		s.pool.Close()
-	}
-	if s.books != nil {
-		if s.baseline != nil { // leave the data as it was found
-			_, _ = schema.Restore(ctx, s.books, *s.baseline)
+// start is where a sweep starts.
+type start struct {
+	prior    []result.Probe // probes of the resumed file, reused
+	estimate float64        // the resumed file's calibration
+	knee     float64        // the --start-from file's knee
+}
+
+// sweepStart is where the sweep sw starts: its probes and calibration in the resumed
+// file prior, its knee in the --start-from file (either may be nil).
+func sweepStart(c *config.Search, sw result.SweepKey, prior, startFrom *result.File) (start, error) {
+	var st start
+	if prior != nil {
+		if ps := prior.Sweep(sw); ps != nil {
+			st.prior, st.estimate = ps.Probes, ps.CalibratedRate
 		}
-		s.books.Close()
 	}
-	if s.admin != nil {
-		_ = s.admin.Close(ctx)
+	if startFrom != nil {
+		if ks := startFrom.Sweep(sw); ks != nil {
+			st.knee = ks.Knee
+		}
+		if st.knee <= 0 {
+			return st, config.Usagef("--start-from %s: no knee for %s with synchronous_commit=%s", c.StartFrom, sw.Workload, sw.SyncCommit)
+		}
 	}
+	return st, nil
 }
 
-// sweep runs one search.
-func (s *searchSession) sweep(ctx context.Context, label, name, sync string, prior []result.Probe, estimate, startFrom float64,
+// fillSweep names a sweep and says how its probes were made.
+func fillSweep(s *result.Sweep, sw result.SweepKey, c *config.Search) {
+	s.Workload, s.SyncCommit, s.KeepGrowth, s.StartFrom = sw.Workload, sw.SyncCommit, c.KeepGrowth, c.StartFrom
+}
+
+// runSweep runs the search of one sweep on s.
+func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, label string, sw result.SweepKey, st start,
 	onProbe func(result.Sweep)) (result.Sweep, error) {
-	params := workload.Params{Wallets: s.spec.Wallets, Zipf: s.c.Zipf, SyncCommit: sync == "on",
-		FraudWindow: s.c.Fraud.Window, FraudLimit: s.c.Fraud.Limit}
-	w, err := workload.New(name, params)
+	w, err := s.workload(sw.Workload, &c.Probe, sw.SyncCommit)
 	if err != nil {
 		return result.Sweep{}, err
 	}
-	p := &sweepProber{s: s, w: w, label: label, cfg: driver.Config{Warmup: s.c.Warmup, Duration: s.c.Duration,
-		Conns: s.c.Conns, Threads: s.c.Threads, Engine: s.c.Engine, PoolWait: s.c.PoolWait, MaxTries: s.c.MaxTries, SyncCommit: sync, Observer: s.sampler,
-		CountRows: s.counter, Drain: s.c.PoolWait + max(s.c.StatementTimeout, time.Second)}}
-	if rh, ok := w.(workload.HistoryReader); ok && !s.c.Fraud.NoBackfill {
-		p.window, p.limit = rh.RecentHistory()
+	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", 5*time.Second)}
+	cfg := searchConfig(c)
+	cfg.StartFrom, cfg.Estimate = st.knee, st.estimate
+	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
+		p.started = true
+		fmt.Fprintf(env.Stderr, "%s: probe %d at %.0f tx/s, bracket %s\n", label, n, rate, bracketText(b))
 	}
-	cfg := search.Config{StartRate: s.c.StartRate, StartFrom: startFrom, Growth: s.c.Growth, Precision: s.c.Precision,
-		MaxErrorRate: s.c.MaxErrorRate, P99SLO: s.c.P99SLO, Confirm: s.c.Confirm, Repeats: s.c.Repeats, MaxProbes: s.c.MaxProbes,
-		Warmup: s.c.Warmup, Duration: s.c.Duration, PoolWait: s.c.PoolWait, NoEarlyAbort: s.c.NoEarlyAbort, Estimate: estimate,
-		Steady: search.SteadyRule{Off: s.c.NoSteadyCheck},
-		OnStart: func(n int, rate float64, b result.Bracket) {
-			p.started = true
-			fmt.Fprintf(s.env.Stderr, "%s: probe %d at %.0f tx/s, bracket %s\n", label, n, rate, bracketText(b))
-		},
-		OnProbe: func(sw result.Sweep) {
-			last := sw.Probes[len(sw.Probes)-1]
-			p.endLive()
-			from := ""
-			if !p.started {
-				from = " (from the resumed file)"
-			}
-			p.started = false
-			fmt.Fprintf(s.env.Stderr, "%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %.1f ms); bracket %s\n",
-				label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, last.Latency.P99,
-				bracketText(sw.Bracket))
-			onProbe(sw)
-		},
-		OnCalibrate: func(rate float64) {
-			fmt.Fprintf(s.env.Stderr, "%s: calibrating at %.0f tx/s\n", label, rate)
-		}}
-	return search.Run(ctx, p, cfg, prior)
+	cfg.OnProbe = func(sw result.Sweep) {
+		last := sw.Probes[len(sw.Probes)-1]
+		p.live.end()
+		from := ""
+		if !p.started {
+			from = " (from the resumed file)"
+		}
+		p.started = false
+		fmt.Fprintf(env.Stderr, "%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %.1f ms); bracket %s\n",
+			label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, last.Latency.P99,
+			bracketText(sw.Bracket))
+		onProbe(sw)
+	}
+	cfg.OnCalibrate = func(rate float64) {
+		fmt.Fprintf(env.Stderr, "%s: calibrating at %.0f tx/s\n", label, rate)
+	}
+	return search.Run(ctx, p, cfg, st.prior)
 }
 
 func bracketText(b result.Bracket) string {
@@ -379,23 +269,17 @@ func bracketText(b result.Bracket) string {
 	return fmt.Sprintf("[%.0f, %.0f] (%.1f %%)", b.Lo, b.Hi, 100*(b.Hi-b.Lo)/b.Lo)
 }
 
-// sweepProber runs the driver's probes for one sweep: before each probe it restores the
-// data, back-fills the fraud window's recent history at the probe's rate and checkpoints;
-// it passes the search's error budget and trend stop to the driver, and shows the
-// driver's live line.
+// sweepProber runs the driver's probes for one sweep, each prepared by the server's
+// steps: it passes the search's error budget and trend stop to the driver, gives probe n
+// of the search the seed + n (cfg has the seed), and shows the driver's live line.
 type sweepProber struct {
-	s     *searchSession
-	w     workload.Workload
-	cfg   driver.Config
-	label string
-	// window and limit are the workload's recent history to back-fill before each probe
-	// (window 0: none).
-	window time.Duration
-	limit  int64
+	s    *probeServer
+	w    workload.Workload
+	cfg  driver.Config
+	live *liveLine
 	// started: OnStart announced the current probe (a probe reused from a resumed file
 	// is not announced).
 	started bool
-	live    bool // a live line is drawn and not yet ended
 }
 
 var (
@@ -414,82 +298,19 @@ func (p *sweepProber) ProbeWithLimits(ctx context.Context, rate float64, l searc
 // ProbeShort is a calibration probe: prepared like every probe, shorter.
 func (p *sweepProber) ProbeShort(ctx context.Context, rate float64, warmup, measured time.Duration) (*result.Probe, error) {
 	pr, err := p.run(ctx, rate, search.Limits{Budget: -1}, warmup, measured)
-	p.endLive()
+	p.live.end()
 	return pr, err
-}
-
-// prepare puts the server in the state every probe starts from: the data back at the
-// baseline (unless --keep-growth), the fraud window's history back-filled at the probe's
-// rate, a checkpoint (unless --no-checkpoint).
-func (p *sweepProber) prepare(ctx context.Context, rate float64) (*result.Restore, *result.Backfill, error) {
-	var rs *result.Restore
-	if p.s.baseline != nil {
-		r, err := schema.Restore(ctx, p.s.books, *p.s.baseline)
-		if err != nil {
-			return nil, nil, err
-		}
-		rs = &r
-	}
-	var bf *result.Backfill
-	// With --keep-growth the probes' own rows stay: the window's history is back-filled
-	// once, before the search's first probe, and then grows as in production.
-	if p.window > 0 && (p.s.baseline != nil || !p.s.backfilled) {
-		p.s.backfilled = true
-		b, err := schema.Backfill(ctx, p.s.books, schema.BackfillSpec{Rate: rate, Window: p.window, Limit: p.limit,
-			Wallets: p.s.spec.Wallets, Zipf: p.s.c.Zipf, Seed: p.s.c.Seed + int64(p.s.probes)})
-		if err != nil {
-			return nil, nil, err
-		}
-		bf = &b
-	}
-	if !p.s.c.NoCheckpoint {
-		if err := schema.Checkpoint(ctx, p.s.books); err != nil {
-			return nil, nil, err
-		}
-	}
-	return rs, bf, nil
 }
 
 func (p *sweepProber) run(ctx context.Context, rate float64, l search.Limits, warmup, duration time.Duration) (*result.Probe, error) {
 	p.s.probes++
-	rs, bf, err := p.prepare(ctx, rate)
-	if err != nil {
-		return nil, fmt.Errorf("before the probe: %w", err)
-	}
 	cfg := p.cfg
 	cfg.Rate, cfg.Warmup, cfg.Duration = rate, warmup, duration
 	// The driver's ErrorBudget 0 means "no early abort"; a budget of 0 errors is then
 	// judged at the end of the probe instead.
 	cfg.ErrorBudget = max(l.Budget, 0)
 	cfg.StopIf = l.StopIf
-	cfg.Seed = p.s.c.Seed + int64(p.s.probes)
-	last := time.Time{}
-	cfg.OnSecond = func(sec result.Second, l driver.Live) {
-		if !p.s.env.TTY && time.Since(last) < 5*time.Second {
-			return
-		}
-		last = time.Now()
-		line := fmt.Sprintf("  %s %4.0fs %-7s offered %6.0f/s achieved %6.0f/s p99 %7.1f ms queue %5d errors %d",
-			p.label, l.Elapsed.Seconds(), l.Phase, l.OfferedRate, l.AchievedRate, l.P99Ms, l.Queue, l.Errors)
-		if p.s.env.TTY {
-			fmt.Fprintf(p.s.env.Stderr, "\r\033[K%s", line)
-			p.live = true
-		} else {
-			fmt.Fprintln(p.s.env.Stderr, line)
-		}
-	}
-	pr, err := driver.Run(ctx, p.s.pool, p.w, cfg)
-	if pr != nil {
-		pr.Restore, pr.Backfill = rs, bf
-		observe.Finish(pr)
-	}
-	return pr, err
-}
-
-// endLive ends the in-place live line before a new line is printed.
-func (p *sweepProber) endLive() {
-	if p.live {
-		fmt.Fprintln(p.s.env.Stderr)
-		p.live = false
-	}
+	cfg.Seed += int64(p.s.probes)
+	cfg.OnSecond = p.live.show
+	return p.s.probe(ctx, p.w, cfg)
 }

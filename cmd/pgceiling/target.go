@@ -3,21 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/spf13/pflag"
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/localpg"
 	"github.com/pgceiling/pgceiling/schema"
 )
-
-// bindConn adds --dsn to a command's flags.
-func bindConn(fs *pflag.FlagSet, c *config.Conn) {
-	fs.StringVar(&c.DSN, "dsn", "", "PostgreSQL connection string (URL or key=value); default $"+config.EnvDSN+"; neither: start a throwaway local server")
-}
 
 // target is the server a command works on: the user's, or an embedded throwaway one.
 type target struct {
@@ -32,9 +28,34 @@ func (t *target) Close() {
 	}
 }
 
-// openTarget resolves --dsn, then $PGCEILING_DSN, else starts the embedded server. The
-// caller must Close it (also on errors and interruption).
+// EnvPGBinDir names the directory holding the PostgreSQL server binaries (postgres,
+// initdb, pg_ctl) for the embedded server, instead of looking in PATH, `pg_config
+// --bindir` and /usr/lib/postgresql/*/bin.
+const EnvPGBinDir = "PGCEILING_PG_BINDIR"
+
+// embeddedOptions reads $PGCEILING_PG_BINDIR for the embedded server.
+func embeddedOptions(env *Env) (localpg.Options, error) {
+	var opt localpg.Options
+	dir := env.Getenv(EnvPGBinDir)
+	if dir == "" {
+		return opt, nil
+	}
+	for _, b := range []string{"postgres", "initdb", "pg_ctl"} {
+		if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.IsDir() {
+			return opt, fmt.Errorf("no PostgreSQL server binaries in %s=%s (need postgres, initdb and pg_ctl there): install them, e.g. `apt-get install -y postgresql`, fix %s, or pass --dsn to use an existing server",
+				EnvPGBinDir, dir, EnvPGBinDir)
+		}
+	}
+	opt.BinDir = dir
+	return opt, nil
+}
+
+// openTarget resolves --dsn, then $PGCEILING_DSN (a malformed one is a usage error), else
+// starts the embedded server. The caller must Close it (also on errors and interruption).
 func openTarget(ctx context.Context, env *Env, c config.Conn, opt localpg.Options) (*target, error) {
+	if err := checkDSN(c, env); err != nil {
+		return nil, err
+	}
 	dsn := c.DSN
 	if dsn == "" {
 		dsn = env.Getenv(config.EnvDSN)
@@ -110,18 +131,4 @@ func (t *target) adminPool(ctx context.Context) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("admin connections: %w", err)
 	}
 	return pool, nil
-}
-
-// checkDSN rejects a malformed --dsn (or $PGCEILING_DSN) as a usage error before anything
-// runs or is written.
-func checkDSN(c config.Conn, env *Env) error {
-	dsn := c.DSN
-	if dsn == "" {
-		dsn = env.Getenv(config.EnvDSN)
-	}
-	if dsn == "" {
-		return nil
-	}
-	_, err := parseDSN(dsn)
-	return err
 }

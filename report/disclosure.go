@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// WriteDisclosure writes a server disclosure as aligned plain text (`pgceiling inspect`):
+// where the server runs, the machines, the settings (those named in order first, in that
+// order, then the rest by name), pgceiling's tables against shared_buffers, and the
+// warnings that make run and search refuse the server.
+func WriteDisclosure(w io.Writer, d *result.Disclosure, order []string) error {
+	ew := bufio.NewWriter(w)
+	where := "remote (or not visible from this machine)"
+	switch {
+	case d.Embedded:
+		where = "the throwaway server started for this command, on this machine"
+	case d.ServerLocal:
+		where = "on this machine"
+	}
+	fmt.Fprintf(ew, "PostgreSQL %s, %s\n", d.Version, where)
+	fmt.Fprintf(ew, "client: %d cores, %s memory\n", d.ClientCores, bytesHuman(d.ClientMemBytes))
+	if d.ServerLocal {
+		fmt.Fprintf(ew, "server: %d cores, %s memory (same machine)\n", d.ServerCores, bytesHuman(d.ServerMemBytes))
+	} else {
+		fmt.Fprintln(ew, "server: cores and memory unknown (not local)")
+	}
+
+	fmt.Fprintln(ew, "\nSettings")
+	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
+	seen := map[string]bool{}
+	for _, name := range order {
+		if v, ok := d.Settings[name]; ok && !seen[name] {
+			fmt.Fprintf(tw, "  %s\t%s\n", name, v)
+			seen[name] = true
+		}
+	}
+	var extra []string
+	for name := range d.Settings {
+		if !seen[name] {
+			extra = append(extra, name)
+		}
+	}
+	sort.Strings(extra)
+	for _, name := range extra {
+		fmt.Fprintf(tw, "  %s\t%s\n", name, d.Settings[name])
+	}
+	tw.Flush()
+
+	fmt.Fprintln(ew, "\npgceiling tables")
+	switch {
+	case len(d.Tables) > 0:
+		writeTables(ew, d.Tables, "")
+		fmt.Fprintf(ew, "  data / shared_buffers: %.2f (%s of %s)\n", d.DataToSharedBuffers, bytesHuman(d.DataBytes), bytesHuman(d.SharedBuffersBytes))
+	case d.Embedded:
+		fmt.Fprintln(ew, "  none: the throwaway server is new and has no pgceiling schema (run and search create and fill one)")
+	default:
+		fmt.Fprintln(ew, "  none: this database has no pgceiling schema (`pgceiling init` creates it)")
+	}
+
+	if len(d.Warnings) > 0 {
+		fmt.Fprintln(ew, "\nWarnings (run and search refuse this server unless --allow-unsafe-server)")
+		for _, warn := range d.Warnings {
+			fmt.Fprintf(ew, "  ! %s\n", warn)
+		}
+	} else {
+		fmt.Fprintln(ew, "\nNo warnings: fsync, full_page_writes and synchronous_commit are durable.")
+	}
+	return ew.Flush()
+}
+
+// WriteTableSizes writes pgceiling's tables (exact rows, heap, indexes) and, when
+// sharedBuffers > 0, their ratio to it: what `pgceiling init` made.
+func WriteTableSizes(w io.Writer, sizes []result.TableSize, sharedBuffers int64) error {
+	ew := bufio.NewWriter(w)
+	heap, idx := writeTables(ew, sizes, "rows")
+	if sharedBuffers > 0 {
+		fmt.Fprintf(ew, "  shared_buffers %s: heap %.2fx, indexes %.2fx, heap+indexes %.2fx\n", bytesHuman(sharedBuffers),
+			float64(heap)/float64(sharedBuffers), float64(idx)/float64(sharedBuffers), float64(heap+idx)/float64(sharedBuffers))
+	}
+	return ew.Flush()
+}
+
+// writeTables writes the tables' sizes right-aligned, indented by two spaces, with a
+// total line, and returns the total heap and index bytes. rows heads the rows column
+// ("" = the estimate's heading).
+func writeTables(w io.Writer, tables []result.TableSize, rows string) (heap, idx int64) {
+	if rows == "" {
+		rows = "rows (est.)"
+	}
+	// Names padded by hand: tabwriter right-aligns every column or none. Right
+	// alignment puts the cell padding (2) before each cell: that is the indent.
+	width := len("total")
+	for _, t := range tables {
+		width = max(width, len(t.Name))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\t%s\theap\tindexes\tindex size\t\n", width, "table", rows)
+	for _, t := range tables {
+		fmt.Fprintf(tw, "%-*s\t%s\t%s\t%d\t%s\t\n", width, t.Name, count(t.Rows), bytesHuman(t.HeapBytes), t.Indexes, bytesHuman(t.IndexBytes))
+		heap += t.HeapBytes
+		idx += t.IndexBytes
+	}
+	fmt.Fprintf(tw, "%-*s\t\t%s\t\t%s\t\n", width, "total", bytesHuman(heap), bytesHuman(idx))
+	tw.Flush()
+	return heap, idx
+}

@@ -1,0 +1,85 @@
+package result
+
+import "time"
+
+// SyncCommit is a synchronous_commit setting a probe runs its transactions with (SET
+// LOCAL): on or off.
+type SyncCommit string
+
+// The synchronous_commit settings pgceiling sweeps.
+const (
+	SyncOn  SyncCommit = "on"
+	SyncOff SyncCommit = "off"
+)
+
+// SyncCommits are the settings in the order a search sweeps them by default.
+var SyncCommits = []SyncCommit{SyncOn, SyncOff}
+
+// On reports whether the setting is on (each transaction waits for its WAL flush).
+func (s SyncCommit) On() bool { return s == SyncOn }
+
+// Engine is how the driver drives its connections.
+type Engine string
+
+// The engines: auto picks loop when it can run, else pgx.
+const (
+	EngineAuto Engine = "auto"
+	EngineLoop Engine = "loop"
+	EnginePGX  Engine = "pgx"
+)
+
+// Engines are the values --engine takes.
+var Engines = []Engine{EngineAuto, EngineLoop, EnginePGX}
+
+// Verdict is what the search made of a probe (Probe.Verdict).
+type Verdict string
+
+// Verdicts a search gives a probe.
+const (
+	Pass          Verdict = "pass"
+	Fail          Verdict = "fail"
+	NotSteady     Verdict = "not_steady"
+	DriverLimited Verdict = "driver_limited"
+	Fault         Verdict = "fault"
+)
+
+// SweepKey names one sweep: a workload under one synchronous_commit setting.
+type SweepKey struct {
+	Workload   string
+	SyncCommit SyncCommit
+}
+
+// Key is the sweep's workload and setting.
+func (s *Sweep) Key() SweepKey { return SweepKey{Workload: s.Workload, SyncCommit: s.SyncCommit} }
+
+// Sweep returns the sweep of f named k, or nil.
+func (f *File) Sweep(k SweepKey) *Sweep {
+	for i := range f.Sweeps {
+		if f.Sweeps[i].Key() == k {
+			return &f.Sweeps[i]
+		}
+	}
+	return nil
+}
+
+// The method's defaults (DESIGN.md), defined once: config's flags offer them, the driver
+// takes them for zero values and the search judges against them. They live in the lowest
+// floor so that every package can name the same value.
+const (
+	// DefaultConns is the pool's size, the application's connections.
+	DefaultConns = 50
+	// DefaultPoolWait is how long an arrival may wait for a connection past its intended
+	// start before it is rejected (pool_timeout).
+	DefaultPoolWait = time.Second
+	// DefaultMaxTries is one attempt per arrival: no hidden retries.
+	DefaultMaxTries = 1
+	// DefaultWarmup and DefaultDuration are a probe's unmeasured warm-up and measured
+	// window (7 min: a full checkpoint cycle).
+	DefaultWarmup   = 30 * time.Second
+	DefaultDuration = 7 * time.Minute
+	// The session settings of every driver connection.
+	DefaultStatementTimeout = 5 * time.Second
+	DefaultLockTimeout      = time.Second
+	DefaultIdleInTxTimeout  = 10 * time.Second
+	DefaultAppName          = "pgceiling"
+)
