@@ -22,8 +22,9 @@ const (
 	DominantShare = 0.40
 	// StealShare is the share of the machine's CPU time taken by the hypervisor for other
 	// guests (steal) from which the bottleneck line says so: a starved virtual machine
-	// lowers the knee of the server and the client alike.
-	StealShare = 0.10
+	// lowers the knee of the server and the client alike. The search's HostSteal verdict
+	// uses the same limit.
+	StealShare = result.StealLimit
 )
 
 // Bottleneck derives one line saying why the server stopped at this rate, from the

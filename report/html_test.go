@@ -157,3 +157,22 @@ func TestDriverLimitedWarned(t *testing.T) {
 		t.Errorf("WriteText(fsync-off.json): the driver-limited probe is not marked in the probes table")
 	}
 }
+
+func TestHostStealWarned(t *testing.T) {
+	f := readFixture(t, "fsync-off.json")
+	for i := range f.Sweeps {
+		for j := range f.Sweeps[i].Probes {
+			if p := &f.Sweeps[i].Probes[j]; p.TargetRate == 6400 {
+				p.Verdict = result.HostSteal
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	want := "!!! WARNING: insert sync=on: the hypervisor gave other guests at least 10 % of this machine's CPU during the failing probes at 6,400 tx/s (steal)"
+	if c := strings.Count(b.String(), want); c != 2 {
+		t.Errorf("WriteText with a host_steal probe: warning %q printed %d times, want first and last:\n%s", want, c, b.String())
+	}
+}

@@ -88,8 +88,11 @@ func warnings(f *result.File) []string {
 	}
 	fsyncOff := unsafeServer(f)
 	for _, s := range f.Sweeps {
-		var rates []string
+		var rates, stolen []string
 		for _, p := range s.Probes {
+			if p.Verdict == result.HostSteal {
+				stolen = append(stolen, rate(p.TargetRate))
+			}
 			// A probe judged by its errors (fail) stands even when the driver was also
 			// behind; only the verdict driver_limited (or an unjudged run) voids it.
 			if p.Verdict == result.DriverLimited || (p.Verdict == "" && p.DriverLimited) {
@@ -98,6 +101,10 @@ func warnings(f *result.File) []string {
 		}
 		if len(rates) > 0 {
 			add(fmt.Sprintf("%s: the client, not the server, was the limit at %s tx/s: those probes say nothing about the server", sweepName(&s), strings.Join(rates, ", ")))
+		}
+		if len(stolen) > 0 {
+			add(fmt.Sprintf("%s: the hypervisor gave other guests at least %.0f %% of this machine's CPU during the failing probes at %s tx/s (steal): they were run again and are not counted; a knee measured on a machine with noisy neighbours is theirs too",
+				sweepName(&s), 100*result.StealLimit, strings.Join(stolen, ", ")))
 		}
 	}
 	if fsyncOff {

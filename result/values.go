@@ -41,7 +41,16 @@ const (
 	NotSteady     Verdict = "not_steady"
 	DriverLimited Verdict = "driver_limited"
 	Fault         Verdict = "fault"
+	// HostSteal is a probe that failed (or was not steady) while the hypervisor gave at
+	// least StealLimit of the client machine's CPU to other guests: it measured the
+	// neighbours, so it is neither pass nor fail, and is repeated.
+	HostSteal Verdict = "host_steal"
 )
+
+// StealLimit is the share of the machine's CPU time taken by its hypervisor for other
+// guests (steal, /proc/stat) from which a probe's failure is not booked against the
+// server (HostSteal), and the bottleneck line says so.
+const StealLimit = 0.10
 
 // SweepKey names one sweep: a workload under one synchronous_commit setting.
 type SweepKey struct {

@@ -327,9 +327,23 @@ func driverLag(p *result.Probe, r SteadyRule, pw, L float64) string {
 //     most (Observation.WaitGrowth) when known;
 //   - pass.
 //
+// Then a fail or not_steady probe during which the hypervisor took at least
+// result.StealLimit of the machine's CPU for other guests (Observation.HostStealShare)
+// becomes host_steal: it measured the neighbours (the reason keeps the verdict it would
+// have had). A pass under steal stays a pass: the server held the rate with less CPU.
+//
 // The pool wait is Config.PoolWait, else the probe's, else result.DefaultPoolWait; the probe
 // length is the probe's DurationS, else Config.Duration.
 func Judge(p *result.Probe, cfg Config) (verdict result.Verdict, reason string) {
+	v, r := judge(p, cfg)
+	if (v == result.Fail || v == result.NotSteady) && p.Observation != nil && p.Observation.HostStealShare >= result.StealLimit {
+		return result.HostSteal, fmt.Sprintf("%s %s, while the machine lost %.0f %% of its CPU to other guests (steal)",
+			v, r, 100*p.Observation.HostStealShare)
+	}
+	return v, r
+}
+
+func judge(p *result.Probe, cfg Config) (verdict result.Verdict, reason string) {
 	p.Steady = nil
 	if p.Error != "" {
 		return result.Fault, "probe error: " + p.Error

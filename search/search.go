@@ -75,6 +75,7 @@ const (
 	StopConfirmed     = "converged and confirmed"
 	StopDriverLimited = "driver_limited"
 	StopFault         = "fault"
+	StopHostSteal     = "host_steal"
 	StopMaxProbes     = "max_probes"
 	StopInterrupted   = "interrupted"
 	StopNoPass        = "no_pass"
@@ -344,10 +345,15 @@ func (s *searcher) stopped(err error) error {
 	return err
 }
 
+// MaxStealRepeats is how many times in a row a host_steal probe is run again before the
+// search stops: a neighbour's burst of CPU use lasts minutes, not hours.
+const MaxStealRepeats = 3
+
 // probe runs (or reuses) one probe at rate and returns its verdict: pass, or a failing
 // one (fail, not_steady). A fault or a driver_limited probe is retried once (marked Retry):
 // both can be passing trouble (a restart, a busy client machine); a second one ends the
-// search with errStop, as does MaxProbes.
+// search with errStop, as does MaxProbes. A host_steal probe is retried up to
+// MaxStealRepeats times.
 func (s *searcher) probe(ctx context.Context, rate float64) (result.Verdict, error) {
 	for attempt := 0; ; attempt++ {
 		if len(s.sweep.Probes) >= s.cfg.MaxProbes {
@@ -367,6 +373,13 @@ func (s *searcher) probe(ctx context.Context, rate float64) (result.Verdict, err
 		case result.Fail, result.NotSteady:
 			s.fails[rate]++
 			return p.Verdict, nil
+		case result.HostSteal:
+			s.notify()
+			if attempt < MaxStealRepeats {
+				continue
+			}
+			s.sweep.Stop = StopHostSteal + ": " + p.Reason
+			return "", errStop
 		case result.DriverLimited, result.Fault:
 			s.notify()
 			if attempt == 0 {

@@ -601,3 +601,84 @@ func TestCalibration(t *testing.T) {
 			s.shorts, sw.CalibratedRate, sw.Probes[0].TargetRate, sw.Probes[1].TargetRate, sw.Converged)
 	}
 }
+
+// stealing runs s, but during the calls (1-based) in stolen a neighbour takes the CPU:
+// the server has a tenth of its capacity and the probe records 40 % steal.
+func stealing(s *sim, stolen func(n int) bool) proberFunc {
+	return func(ctx context.Context, rate float64) (*result.Probe, error) {
+		n, c := len(s.calls)+1, s.C
+		if stolen(n) {
+			s.C = c / 10
+		}
+		p, err := s.Probe(ctx, rate)
+		s.C = c
+		if stolen(n) && p != nil {
+			p.Observation = &result.Observation{HostStealShare: 0.4}
+		}
+		return p, err
+	}
+}
+
+func TestHostStealIsRepeatedNotBooked(t *testing.T) {
+	s := newSim(5)
+	s.C = 5000
+	cfg := baseConfig(s)
+	cfg.StartRate = 100
+	sw, err := Run(context.Background(), stealing(s, func(n int) bool { return n == 4 || n == 5 }), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, p3, p4 := sw.Probes[3], sw.Probes[4], sw.Probes[5]
+	if p2.Verdict != result.HostSteal || p3.Verdict != result.HostSteal || !strings.Contains(p2.Reason, "lost 40 % of its CPU") ||
+		!p3.Retry || !p4.Retry || p4.Verdict != result.Pass || p4.TargetRate != p2.TargetRate {
+		t.Fatalf("probes 4-6: %s/%v (%s), %s/%v, %s/%v at %.0f/%.0f; want two host_steal probes, then a passing retry at the same rate",
+			p2.Verdict, p2.Retry, p2.Reason, p3.Verdict, p3.Retry, p4.Verdict, p4.Retry, p2.TargetRate, p4.TargetRate)
+	}
+	if !sw.Converged || sw.Knee < 4000 {
+		t.Errorf("knee %.0f, converged %v (stop %q); want the server's knee (C = 5000), not the neighbours'", sw.Knee, sw.Converged, sw.Stop)
+	}
+	verdicts := 0
+	for _, p := range sw.Probes {
+		if p.Verdict == result.Pass || p.Verdict == result.Fail || p.Verdict == result.NotSteady {
+			verdicts++
+		}
+	}
+	if sw.Interval == nil || sw.Interval.Probes != verdicts {
+		t.Errorf("interval %+v; want it fitted on the %d pass/fail verdicts only", sw.Interval, verdicts)
+	}
+
+	// A neighbour that never leaves: the search stops and says why.
+	s = newSim(5)
+	s.C = 5000
+	sw, err = Run(context.Background(), stealing(s, func(n int) bool { return n >= 4 }), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sw.Stop, StopHostSteal) || sw.Converged || len(sw.Probes) != 4+MaxStealRepeats {
+		t.Errorf("steal throughout: stop %q after %d probes, converged %v; want %s after %d probes",
+			sw.Stop, len(sw.Probes), sw.Converged, StopHostSteal, 4+MaxStealRepeats)
+	}
+}
+
+func TestJudgeHostSteal(t *testing.T) {
+	s := &sim{C: 1000, Seed: 9, Warmup: 5, Duration: 60}
+	cfg := Config{MaxErrorRate: 0.001}
+	for _, tc := range []struct {
+		rate, steal float64
+		want        result.Verdict
+	}{
+		{500, 0.4, result.Pass},       // held the rate with less CPU: a pass
+		{2000, 0.4, result.HostSteal}, // failed while the neighbours took 40 %
+		{2000, 0.05, result.Fail},     // 5 % steal: the failure is the server's
+		{2000, result.StealLimit, result.HostSteal},
+	} {
+		p, err := s.Probe(context.Background(), tc.rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Observation = &result.Observation{HostStealShare: tc.steal}
+		if v, why := Judge(p, cfg); v != tc.want {
+			t.Errorf("rate %.0f with %.0f %% steal: %s (%s), want %s", tc.rate, 100*tc.steal, v, why, tc.want)
+		}
+	}
+}
