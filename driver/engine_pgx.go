@@ -70,7 +70,7 @@ func (e *pgxEngine) offer(a arrival) (int, bool) {
 		e.idle--
 		e.ready.Signal()
 	} else if !e.armed {
-		e.wake() // it will wait: the reaper must watch its deadline
+		e.nudge() // it will wait: the reaper must watch its deadline
 	}
 	return depth, true
 }
@@ -97,6 +97,11 @@ func (e *pgxEngine) cut() {
 func (e *pgxEngine) wake() {
 	e.idle = 0
 	e.ready.Broadcast()
+	e.nudge()
+}
+
+// nudge makes the reaper look at the queue again.
+func (e *pgxEngine) nudge() {
 	select {
 	case e.reap <- struct{}{}:
 	default:
