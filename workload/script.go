@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Script is a workload written as data: the statements a transaction may send and, step by
@@ -155,7 +156,9 @@ func query(ctx context.Context, conn *pgx.Conn, sql string, args []Arg) (Result,
 }
 
 // IsIntegerOID reports whether oid is int2, int4 or int8, the columns Result.First reads.
-func IsIntegerOID(oid uint32) bool { return oid == 20 || oid == 21 || oid == 23 }
+func IsIntegerOID(oid uint32) bool {
+	return oid == pgtype.Int8OID || oid == pgtype.Int2OID || oid == pgtype.Int4OID
+}
 
 // firstOnly is Scan destinations that read the first of n columns into v and skip the rest.
 func firstOnly(v *int64, n int) []any {
