@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgceiling/pgceiling/workload"
@@ -124,9 +125,11 @@ type worker struct {
 	sheet
 	job job
 
-	mu   sync.Mutex // guards sock and cut against interrupt from the probe's goroutine
-	sock net.Conn   // conn's socket
-	cut  bool       // interrupt set sock's deadline
+	mu     sync.Mutex // guards what follows against interrupt and cutOff from the probe's goroutine
+	sock   net.Conn   // conn's socket
+	cut    bool       // interrupt set sock's deadline
+	busy   bool       // a transaction is in flight (the pgx engine)
+	doomed bool       // cut off mid-transaction: the connection is closed, never given back
 }
 
 func newWorker(seed int64, i int) *worker {
@@ -156,16 +159,44 @@ func (wk *worker) detach() *pgxpool.Conn {
 // the pool discards it.
 func (wk *worker) release() {
 	wk.mu.Lock()
-	c, sock, cut := wk.conn, wk.sock, wk.cut
-	wk.conn, wk.sock = nil, nil
+	c, sock, cut, doomed := wk.conn, wk.sock, wk.cut, wk.doomed
+	wk.conn, wk.sock, wk.doomed = nil, nil, false
 	wk.mu.Unlock()
 	if c == nil {
 		return
 	}
-	if cut {
+	if doomed { // a cancel request is on its way to its backend: the pool must discard it
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = c.Conn().Close(ctx)
+		cancel()
+	} else if cut {
 		_ = sock.SetDeadline(time.Time{})
 	}
 	c.Release()
+}
+
+// setBusy records whether a transaction is in flight on the worker's connection.
+func (wk *worker) setBusy(b bool) {
+	wk.mu.Lock()
+	wk.busy = b
+	wk.mu.Unlock()
+}
+
+// cutOff interrupts the worker (interrupt) and, when a transaction is in flight, dooms
+// its connection and returns it, for a cancel request to its backend; else nil.
+func (wk *worker) cutOff() *pgconn.PgConn {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	if wk.sock == nil {
+		return nil
+	}
+	wk.cut = true
+	_ = wk.sock.SetDeadline(time.Now())
+	if !wk.busy {
+		return nil
+	}
+	wk.doomed = true
+	return wk.conn.Conn().PgConn()
 }
 
 // interrupt makes the worker's in-flight statement, if any, fail at once: its socket's

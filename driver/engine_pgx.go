@@ -25,6 +25,8 @@ type pgxEngine struct {
 	armed  bool // the reaper waits for the front's deadline
 	closed bool // no more arrivals will come
 	reap   chan struct{}
+
+	cancels sync.WaitGroup // cancel requests in flight after cut
 }
 
 func newPGXEngine(env *probeEnv) *pgxEngine {
@@ -56,6 +58,7 @@ func (e *pgxEngine) run(s *scheduler, issued func()) {
 	e.mu.Unlock()
 	workers.Wait()
 	<-reaped
+	e.cancels.Wait()
 }
 
 func (e *pgxEngine) offer(a arrival) (int, bool) {
@@ -84,12 +87,24 @@ func (e *pgxEngine) waiting() int {
 	return e.depth()
 }
 
+// cut interrupts every connection's statement in flight through its socket's deadline,
+// and sends its backend a cancel request, as the loop does, so the server stops the
+// statement instead of running on, holding its locks, for up to the statement timeout;
+// such a connection is closed, not given back.
 func (e *pgxEngine) cut() {
 	e.mu.Lock()
 	e.wake()
 	e.mu.Unlock()
 	for _, wk := range e.env.workers {
-		wk.interrupt()
+		if pc := wk.cutOff(); pc != nil {
+			e.cancels.Add(1)
+			go func() {
+				defer e.cancels.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				_ = pc.CancelRequest(ctx)
+			}()
+		}
 	}
 }
 
@@ -181,12 +196,14 @@ func (e *pgxEngine) work(wk *worker) {
 			wk.hold(c)
 		}
 		var err error
+		wk.setBusy(true)
 		for {
 			err = e.try(wk)
 			if !b.retry(j, &wk.sheet, err, !wk.conn.Conn().IsClosed()) {
 				break
 			}
 		}
+		wk.setBusy(false)
 		closed := wk.conn.Conn().IsClosed()
 		if c := b.finish(j, &wk.sheet, err, closed, time.Now()); err != nil && (c == result.Connection || closed) {
 			wk.release() // the pool destroys a closed connection; the next arrival reconnects

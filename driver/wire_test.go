@@ -178,3 +178,39 @@ func TestWireFailureRollsBack(t *testing.T) {
 		t.Errorf("lost: outcome %v, close %v; want a failure and a closed connection", tx.Err(), tx.CloseConn())
 	}
 }
+
+// FuzzWireReceive feeds arbitrary server bytes to a connection in the middle of an oltp
+// transaction: the codec and the state machine must never panic nor take more than they
+// were given, and a transaction they end has an outcome.
+func FuzzWireReceive(f *testing.F) {
+	f.Add(oltpReplies(f))
+	f.Add(encode(f, cc("BEGIN"), rfq('T'), cc("SET"), rfq('T'),
+		&pgproto3.ErrorResponse{Severity: "ERROR", Code: "40P01", Message: "deadlock detected"}, rfq('E'), cc("ROLLBACK"), rfq('I')))
+	f.Add(encode(f, cc("BEGIN"), rfq('T'), cc("SET"), rfq('T'), &pgproto3.ParseComplete{}, &pgproto3.BindComplete{},
+		&pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("n"), DataTypeOID: 20}}},
+		&pgproto3.DataRow{Values: [][]byte{nil}}, cc("SELECT 1"), rfq('T'), cc("COMMIT"), rfq('E')))
+	s := oltpScript(f)
+	stmts := preparedStatements(s)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		c := newWireConn(stmts)
+		c.attach(map[string]int8{})
+		var tx workload.Txn
+		tx.Start(s, rand.New(rand.NewPCG(1, 2)))
+		if err := c.send(tx.Begin()); err != nil {
+			t.Fatal(err)
+		}
+		for len(in) > 0 {
+			n, done, err := c.receive(in, &tx)
+			if n > len(in) {
+				t.Fatalf("took %d of %d bytes", n, len(in))
+			}
+			if done && tx.Err() == nil && c.op != workload.OpDone {
+				t.Fatal("done while a statement is in flight")
+			}
+			if err != nil || n == 0 || done {
+				return
+			}
+			in = in[n:]
+		}
+	})
+}
