@@ -26,6 +26,7 @@ type pgxEngine struct {
 	closed bool // no more arrivals will come
 	reap   chan struct{}
 
+	over    bool           // run is done with the workers: cut has nothing to cut (e.mu)
 	cancels sync.WaitGroup // cancel requests in flight after cut
 }
 
@@ -58,6 +59,9 @@ func (e *pgxEngine) run(s *scheduler, issued func()) {
 	e.mu.Unlock()
 	workers.Wait()
 	<-reaped
+	e.mu.Lock()
+	e.over = true // every cancel request cut sent was counted before this
+	e.mu.Unlock()
 	e.cancels.Wait()
 }
 
@@ -93,8 +97,11 @@ func (e *pgxEngine) waiting() int {
 // such a connection is closed, not given back.
 func (e *pgxEngine) cut() {
 	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.over {
+		return
+	}
 	e.wake()
-	e.mu.Unlock()
 	for _, wk := range e.env.workers {
 		if pc := wk.cutOff(); pc != nil {
 			e.cancels.Add(1)
