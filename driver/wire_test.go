@@ -214,3 +214,24 @@ func FuzzWireReceive(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkWireTransaction is the loop's client-side work for one oltp transaction,
+// without the system calls: encode six statements, decode their replies, run the state
+// machine and the script's steps.
+func BenchmarkWireTransaction(b *testing.B) {
+	s := oltpScript(b)
+	c := newWireConn(preparedStatements(s))
+	c.attach(preparedAll(c.stmts))
+	in := oltpReplies(b)
+	var tx workload.Txn
+	rng := rand.New(rand.NewPCG(1, 2))
+	b.ReportAllocs()
+	for b.Loop() {
+		c.out = c.out[:0]
+		tx.Start(s, rng)
+		_ = c.send(tx.Begin())
+		if _, done, err := c.receive(in, &tx); !done || err != nil {
+			b.Fatal(done, err)
+		}
+	}
+}
