@@ -84,9 +84,6 @@ func (t *Txn) Start(s Script, rng *rand.Rand) {
 	s.Start(&t.Tx, rng)
 }
 
-// Script is the script t runs.
-func (t *Txn) Script() Script { return t.s }
-
 // Begin starts (or, for a retry, restarts) the transaction Start drew: BEGIN.
 func (t *Txn) Begin() Op {
 	t.step, t.err, t.closeConn = 0, nil, false
@@ -127,6 +124,7 @@ func (t *Txn) Next(r Reply) Op {
 }
 
 // Err is the transaction's outcome once Next returned OpDone: nil when it committed.
+// Before that it is the failure being rolled back, if any.
 func (t *Txn) Err() error { return t.err }
 
 // CloseConn reports, once Next returned OpDone, whether the connection must be closed
