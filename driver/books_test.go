@@ -49,19 +49,31 @@ func TestSecondLagP99(t *testing.T) {
 // the loop engine books every transaction on its one goroutine.
 func TestBookingAllocatesNothing(t *testing.T) {
 	cfg := Config{Rate: 1000, Warmup: time.Second, Duration: 2 * time.Second, Conns: 1}.withDefaults()
-	r := newProbeRun(nil, nil, cfg)
-	r.start = time.Now()
-	a := arrival{at: 1500 * time.Millisecond}
+	b := newBooks(cfg, newStopper())
+	b.start = time.Now().Add(-1600 * time.Millisecond)
+	sh := newSheet()
+	var j job
 	book := func() {
-		r.secs[1].arrive(3, 50*time.Microsecond)
-		r.settle(a, r.workers[0], true, 0, time.Millisecond, 2*time.Millisecond, 3*time.Millisecond)
+		a := arrival{at: 1500 * time.Millisecond}
+		b.arrive(0, a.at, 50*time.Microsecond)
+		b.offered(a, 50*time.Microsecond, 3, true)
+		wait, ok := b.admit(a, b.start.Add(a.at+time.Millisecond))
+		if !ok {
+			t.Fatal("admit rejected an arrival 1 ms after its intended time")
+		}
+		j.a, j.begin, j.wait, j.tries = a, b.start.Add(a.at+time.Millisecond), wait, 1
+		if b.retry(&j, &sh, nil, true) {
+			t.Fatal("retry of a commit")
+		}
+		b.finish(&j, &sh, nil, false, j.begin.Add(2*time.Millisecond))
 	}
 	book() // the second's histograms, once
 	if n := testing.AllocsPerRun(200, book); n != 0 {
 		t.Errorf("booking an arrival and its commit: %v allocations, want 0", n)
 	}
-	if r.inWindow.Load() != 202 || // AllocsPerRun runs book once more to warm up
-		r.drainCommitted.Load() != 0 {
-		t.Errorf("in the window %d, in the drain %d: want every commit in the window", r.inWindow.Load(), r.drainCommitted.Load())
+	if b.inWindow.Load() != 202 || // AllocsPerRun runs book once more to warm up
+		b.drainCommitted.Load() != 0 || b.meas.scheduled.Load() != 202 {
+		t.Errorf("in the window %d, in the drain %d, scheduled %d: want every commit in the window",
+			b.inWindow.Load(), b.drainCommitted.Load(), b.meas.scheduled.Load())
 	}
 }

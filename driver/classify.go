@@ -4,9 +4,9 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strings"
 	"syscall"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgceiling/pgceiling/result"
@@ -18,22 +18,25 @@ import (
 func Classify(err error) result.Class {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch code := pgErr.Code; {
-		case code == "57014":
+		switch code := pgErr.Code; code {
+		case pgerrcode.QueryCanceled:
 			return result.StatementTimeout
-		case code == "55P03":
+		case pgerrcode.LockNotAvailable:
 			return result.LockTimeout
-		case code == "40P01":
+		case pgerrcode.DeadlockDetected:
 			return result.Deadlock
-		case code == "40001":
+		case pgerrcode.SerializationFailure:
 			return result.Serialization
-		case code == "25P03":
+		case pgerrcode.IdleInTransactionSessionTimeout:
 			return result.IdleInTxTimeout
-		case code == "53300":
+		case pgerrcode.TooManyConnections:
 			return result.TooManyConnections
-		case strings.HasPrefix(code, "08"), code == "57P01", code == "57P02", code == "57P03":
+		case pgerrcode.AdminShutdown, pgerrcode.CrashShutdown, pgerrcode.CannotConnectNow:
 			return result.Connection
 		default:
+			if pgerrcode.IsConnectionException(code) { // class 08
+				return result.Connection
+			}
 			return result.Other
 		}
 	}

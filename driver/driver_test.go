@@ -50,7 +50,9 @@ func (w *testWorkload) Step(tx *workload.Tx, i int, prev workload.Result) (workl
 }
 
 func (w *testWorkload) Do(ctx context.Context, conn *pgx.Conn, rng *rand.Rand) error {
-	return workload.RunScript(ctx, conn, w, rng)
+	var tx workload.Txn
+	tx.Start(w, rng)
+	return tx.Run(ctx, conn)
 }
 
 // balancedWorkload adds the workload.Checker ability.

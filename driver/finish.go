@@ -15,17 +15,18 @@ import (
 
 // fill closes the books into p once every worker has exited.
 func (r *probeRun) fill(p *result.Probe) {
-	windowEnd := r.windowEnd()
+	b := r.b
+	windowEnd := b.windowEnd()
 	p.MeasuredS = max(0, (windowEnd - r.cfg.Warmup).Seconds())
-	p.Scheduled = r.meas.scheduled.Load()
-	p.Committed = r.meas.committed.Load()
-	p.Failed = r.meas.failedCounts()
-	p.Rejected = r.meas.failed[result.PoolTimeout].Load()
+	p.Scheduled = b.meas.scheduled.Load()
+	p.Committed = b.meas.committed.Load()
+	p.Failed = b.meas.failedCounts()
+	p.Rejected = b.meas.failed[result.PoolTimeout].Load()
 	// The achieved rate is what the server committed during the window, not what the
 	// window's arrivals eventually committed: past the knee, the drain would otherwise
 	// credit the window with commits the server made after it.
-	p.CommittedInWindow = r.inWindow.Load()
-	p.DrainCommitted = r.drainCommitted.Load()
+	p.CommittedInWindow = b.inWindow.Load()
+	p.DrainCommitted = b.drainCommitted.Load()
 	if p.MeasuredS > 0 {
 		p.AchievedRate = float64(p.CommittedInWindow) / p.MeasuredS
 	}
@@ -38,13 +39,13 @@ func (r *probeRun) fill(p *result.Probe) {
 	}
 	p.Latency, p.Service, p.QueueWait = summary(lat), summary(svc), summary(wait)
 	p.Late = countAbove(lat, r.cfg.PoolWait)
-	n := min(len(r.secs), int((windowEnd+time.Second-1)/time.Second))
+	n := min(len(b.secs), int((windowEnd+time.Second-1)/time.Second))
 	p.Series = make([]result.Second, 0, n)
-	for _, s := range r.secs[:n] {
+	for _, s := range b.secs[:n] {
 		p.Series = append(p.Series, s.out)
 	}
 	lags := newHist()
-	for _, h := range r.lags {
+	for _, h := range b.lags {
 		lags.Merge(h)
 	}
 	lagP99 := time.Duration(lags.ValueAtQuantile(99)) * time.Microsecond
@@ -54,13 +55,13 @@ func (r *probeRun) fill(p *result.Probe) {
 		p.DriverLimitReason = fmt.Sprintf("scheduler lag p99 %v above the bound %v", lagP99, r.cfg.LagBound)
 	}
 	switch {
-	case r.stopAt.Load() < 0: // ran its full length
-	case r.stopBy == "":
+	case r.stop.offset() < 0: // ran its full length
+	case r.stop.by == "":
 		p.Interrupted = true
 	default:
-		p.CutShort, p.CutBy, p.CutReason = true, r.stopBy, r.stopReason
-		if r.stopBy == result.CutByServer {
-			p.Error = r.stopReason
+		p.CutShort, p.CutBy, p.CutReason = true, r.stop.by, r.stop.reason
+		if r.stop.by == result.CutByServer {
+			p.Error = r.stop.reason
 		}
 	}
 	if sr, ok := r.w.(workload.SkewReporter); ok {
@@ -85,8 +86,8 @@ func (r *probeRun) check(ctx context.Context, p *result.Probe, count func(contex
 		p.Observation = obs
 	}
 	c := &p.Checks
-	c.CommittedTotal = r.warm.committed.Load() + r.meas.committed.Load()
-	c.Uncertain = r.uncertain.Load()
+	c.CommittedTotal = r.b.warm.committed.Load() + r.b.meas.committed.Load()
+	c.Uncertain = r.b.uncertain.Load()
 	after, err := count(ctx, c.Table)
 	if err != nil {
 		c.Problems = append(c.Problems, fmt.Sprintf("cannot count %s rows after the probe: %v", c.Table, err))

@@ -40,26 +40,6 @@ func TestRing(t *testing.T) {
 	}
 }
 
-func TestParseIntAndTagRows(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{{"0", 0, true}, {"42", 42, true}, {"-7", -7, true}, {"", 0, false}, {"-", 0, false},
-		{"1.5", 0, false}, {"100.00", 0, false}, {"123456789012345678", 123456789012345678, true},
-		{"1234567890123456789", 0, false}, {"12a", 0, false}} {
-		if got, ok := parseInt([]byte(c.in)); got != c.want || ok != c.ok {
-			t.Errorf("parseInt(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
-		}
-	}
-	for tag, want := range map[string]int64{"INSERT 0 1": 1, "UPDATE 3": 3, "SELECT 12": 12, "BEGIN": 0,
-		"COMMIT": 0, "SET": 0, "DELETE 0": 0} {
-		if got := tagRows([]byte(tag)); got != want {
-			t.Errorf("tagRows(%q) = %d, want %d", tag, got, want)
-		}
-	}
-}
-
 // Without epoll_pwait2 (older kernels) the loop waits with epoll_pwait and still works.
 func TestLoopWithoutPwait2(t *testing.T) {
 	loopNoPwait2 = true

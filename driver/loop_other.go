@@ -18,10 +18,13 @@ func loopAvailable(*pgxpool.Pool, workload.Workload) string { return "it runs on
 
 func socketFD(*pgxpool.Conn) (int, bool) { return 0, false }
 
-func newLoop(context.Context, *probeRun, workload.Script) (*loop, error) {
+func newLoop(context.Context, *probeEnv) (*loop, error) {
 	return nil, errors.New("it runs on Linux only")
 }
 
-func (*loop) run(func())        {}
-func (*loop) push(arrival) bool { return false }
-func (*loop) waiting() int      { return 0 }
+func (*loop) name() string              { return EngineLoop }
+func (*loop) oneCore() bool             { return true }
+func (*loop) run(*scheduler, func())    {}
+func (*loop) offer(arrival) (int, bool) { return 0, false }
+func (*loop) waiting() int              { return 0 }
+func (*loop) cut()                      {}

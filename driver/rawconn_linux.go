@@ -7,20 +7,12 @@ import (
 	"os"
 	"sync"
 	"syscall"
-	"unsafe"
 )
 
-// rawConn is a socket whose reads and writes skip the Go runtime's syscall bookkeeping.
-//
-// A driver connection does one small write and one small read per statement, thousands a
-// second, and the process is idle between most of them. Every read and write through
-// package net enters the runtime's syscall state, and the first one after an idle spell
-// wakes the runtime's monitor thread (sysmon), which then polls every 20 µs until the
-// process is idle again: on this project's 2-core machine that thread alone was a quarter
-// of the driver's CPU (perf, oltp at 300 tx/s). The socket is non-blocking, so its read and
-// write never block: rawConn issues them with syscall.RawSyscall, which does no such
-// bookkeeping, and still waits for readiness through the runtime's network poller
-// (syscall.RawConn), so deadlines, cancellation and Close behave exactly as for net.Conn.
+// rawConn is a socket whose reads and writes skip the Go runtime's syscall bookkeeping
+// (rawRead and rawWrite: see rawsys_linux.go for why). It still waits for readiness
+// through the runtime's network poller (syscall.RawConn), so deadlines, cancellation and
+// Close behave exactly as for net.Conn.
 type rawConn struct {
 	net.Conn // Close, addresses and deadlines
 	rc       syscall.RawConn
@@ -69,14 +61,14 @@ func (c *rawConn) opError(op string, err error) error {
 // read reads what the socket has into buf; false (wait for readiness) when it has nothing.
 func (op *rawOp) read(fd uintptr) bool {
 	for {
-		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&op.buf[0])), uintptr(len(op.buf)))
+		r, e := rawRead(int(fd), op.buf)
 		switch e {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
 			return false
 		}
-		op.n, op.errno = int(r), e
+		op.n, op.errno = r, e
 		return true
 	}
 }
@@ -84,10 +76,10 @@ func (op *rawOp) read(fd uintptr) bool {
 // write writes the rest of buf; false (wait for room) when the socket buffer is full.
 func (op *rawOp) write(fd uintptr) bool {
 	for op.n < len(op.buf) {
-		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&op.buf[op.n])), uintptr(len(op.buf)-op.n))
+		r, e := rawWrite(int(fd), op.buf[op.n:])
 		switch e {
 		case 0:
-			op.n += int(r)
+			op.n += r
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false

@@ -2,17 +2,12 @@ package driver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"net"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -186,22 +181,19 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	if cr, ok := w.(workload.CheckReporter); ok {
 		cr.ResetCheckRead() // so is what the fraud check read
 	}
-	r := newProbeRun(pool, w, cfg)
+	r := newProbeRun(ctx, pool, w, cfg)
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.pickEngine(ctx); err != nil {
+	if r.eng, err = newEngine(ctx, r.env); err != nil {
 		return nil, err
 	}
-	p.Engine = EnginePGX
-	if r.lp != nil {
-		p.Engine = EngineLoop
-	}
-	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.lp != nil))
+	p.Engine = r.eng.name()
+	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.eng.oneCore()))
 	cpu0 := cpuTime()
 	p.StartedAt = time.Now().UTC()
 	r.run(ctx)
-	wall := time.Since(r.start)
+	wall := time.Since(r.b.start)
 	p.ClientCPUSeconds = (cpuTime() - cpu0).Seconds()
 	p.DriverThreads = runtime.GOMAXPROCS(0)
 	r.fill(p)
@@ -219,176 +211,63 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	return p, nil
 }
 
-// pickEngine builds the loop engine when Config.Engine allows it and it can run.
-func (r *probeRun) pickEngine(ctx context.Context) error {
-	if r.cfg.Engine == EnginePGX {
-		return nil
-	}
-	why := loopAvailable(r.pool, r.w)
-	if why == "" { // newLoop finds sockets it cannot drive (TLS)
-		lp, err := newLoop(ctx, r, r.w.(workload.Script))
-		if err == nil {
-			r.lp = lp
-			return nil
-		}
-		why = err.Error()
-	}
-	if r.cfg.Engine == EngineLoop {
-		for _, wk := range r.workers {
-			wk.release()
-		}
-		return fmt.Errorf("engine loop cannot run: %s (use --engine pgx or auto)", why)
-	}
-	return nil
-}
-
-// arrival is one waiting arrival: its intended offset from the probe start.
-type arrival struct{ at time.Duration }
-
-// worker is one connection worker with its own key RNG and histograms.
-type worker struct {
-	rng            *rand.Rand
-	conn           *pgxpool.Conn
-	tx             workload.Tx             // the pgx engine's transaction of a script workload
-	lat, svc, wait *hdrhistogram.Histogram // measured window only
-	retries        int64                   // retries of measured-window arrivals
-
-	mu   sync.Mutex // guards sock and cut against interrupt from the probe's goroutine
-	sock net.Conn   // conn's socket
-	cut  bool       // interrupt set sock's deadline
-}
-
-// hold makes c the worker's connection.
-func (wk *worker) hold(c *pgxpool.Conn) {
-	wk.mu.Lock()
-	defer wk.mu.Unlock()
-	wk.conn, wk.sock = c, c.Conn().PgConn().Conn()
-}
-
-// detach takes the worker's connection away from it, for closing.
-func (wk *worker) detach() *pgxpool.Conn {
-	wk.mu.Lock()
-	defer wk.mu.Unlock()
-	c := wk.conn
-	wk.conn, wk.sock, wk.cut = nil, nil, false
-	return c
-}
-
-// release gives the worker's connection back to the pool. A connection interrupted while
-// the worker was between transactions is still sound: its deadline is cleared so the
-// next probe on the pool can use it. One interrupted mid-statement was closed by pgx, and
-// the pool discards it.
-func (wk *worker) release() {
-	wk.mu.Lock()
-	c, sock, cut := wk.conn, wk.sock, wk.cut
-	wk.conn, wk.sock = nil, nil
-	wk.mu.Unlock()
-	if c == nil {
-		return
-	}
-	if cut {
-		_ = sock.SetDeadline(time.Time{})
-	}
-	c.Release()
-}
-
-// interrupt makes the worker's in-flight statement, if any, fail at once: its socket's
-// deadline passes, so the read or write in progress returns a timeout.
-func (wk *worker) interrupt() {
-	wk.mu.Lock()
-	defer wk.mu.Unlock()
-	if wk.sock != nil {
-		wk.cut = true
-		_ = wk.sock.SetDeadline(time.Now())
-	}
-}
-
+// probeRun is one probe as it runs: the probe's own goroutine (run) opens and closes the
+// measured window, summarises seconds, asks StopIf, prints progress and watches the
+// server, while the engine (eng) works the arrivals and books their outcomes (b).
 type probeRun struct {
-	pool    *pgxpool.Pool
-	w       workload.Workload
-	script  workload.Script // w, when it is a script: drawn once per arrival, retried as drawn
-	cfg     Config
-	start   time.Time
-	end     time.Duration // warmup + duration
-	streams []*stream
-	lags    []*hdrhistogram.Histogram // per stream, measured window
-	prog    []atomic.Int64            // per stream: every arrival before this offset was issued
-	queue   chan arrival              // the pgx engine's waiting arrivals; nil with the loop
-	qcap    int                       // the bound on waiting arrivals
-	secs    []*second
-	warm    tally
-	meas    tally
-	// inWindow counts commits that ended inside the measured window, whatever the
-	// arrival's phase; drainCommitted, measured-window arrivals that committed after it.
-	inWindow       atomic.Int64
-	drainCommitted atomic.Int64
+	pool *pgxpool.Pool
+	w    workload.Workload
+	cfg  Config
+	b    *books
+	stop *stopper
+	env  *probeEnv
+	eng  engine
+	// workCtx ends at the end of the drain; the engines' transactions run on contexts
+	// that never end (so pgx spends nothing per statement watching one) and are cut off
+	// through their sockets instead (engine.cut).
+	workCtx    context.Context
+	cancelWork context.CancelFunc
+	threads    threads
+	workers    []*worker
 	// measured is the measured window's summarised seconds, for StopIf (capacity for the
 	// whole window, so appending never reallocates); stopIfAsked is len(measured) at the
 	// last call.
 	measured    []result.Second
 	stopIfAsked int
-
-	stopOnce   sync.Once
-	stop       chan struct{}
-	stopAt     atomic.Int64 // offset where issuing stopped early; -1 while running
-	stopReason string       // set before stop is closed
-	stopBy     string       // what stopped the probe first: a result.CutBy*, or "" when interrupted
-	budgetHit  atomic.Bool
-	gone       atomic.Bool  // stopped because the server went away
-	broken     atomic.Bool  // stopped because the driver failed (fail)
-	connFails  atomic.Int64 // connection failures so far, for the server watch
-	watch      serverWatch
-
-	// workCtx ends at the end of the drain. Transactions run on doCtx, which never ends
-	// (so pgx spends nothing per statement watching it); the end of the drain reaches
-	// them through their sockets' deadlines instead (worker.interrupt).
-	workCtx    context.Context
-	cancelWork context.CancelFunc
-	doCtx      context.Context
-	threads    threads
-	workers    []*worker
-	lp         *loop        // the event-loop engine, nil for the pgx engine
-	depth      atomic.Int64 // arrivals waiting, as the loop last saw them
-	uncertain  atomic.Int64
-	committed  atomic.Int64 // all commits so far, for the live rate
-	issued     atomic.Int64 // all arrivals so far
-	drained    atomic.Bool
-	obsErr     error
-	obsStarted bool
-	nextFinal  int
-	lastSecond result.Second
-	lastIssued int64
+	gone        atomic.Bool // stopped because the server went away
+	broken      atomic.Bool // stopped because the driver failed (fail)
+	watch       serverWatch
+	drained     atomic.Bool
+	obsErr      error
+	obsStarted  bool
+	nextFinal   int
+	lastSecond  result.Second
+	lastIssued  int64
+	sched       *scheduler
 }
 
-func newProbeRun(pool *pgxpool.Pool, w workload.Workload, cfg Config) *probeRun {
-	r := &probeRun{pool: pool, w: w, cfg: cfg, end: cfg.Warmup + cfg.Duration,
-		stop: make(chan struct{}), prog: make([]atomic.Int64, cfg.Streams)}
-	r.script, _ = w.(workload.Script)
-	r.stopAt.Store(-1)
-	for i := range cfg.Streams {
-		r.streams = append(r.streams, newStream(cfg.Rate/float64(cfg.Streams), cfg.Seed, i))
-		r.lags = append(r.lags, newHist())
-	}
-	// Poisson counts in one pool wait rarely exceed mean + 6 sd; past that, the arrival
-	// would be rejected anyway.
-	mean := cfg.Rate * cfg.PoolWait.Seconds()
-	// The cap is a safety net: a million waiting arrivals is overload whatever the rate,
-	// and the queue must never grow with rate x pool wait unchecked.
-	// The pgx engine's channel is made in run, the loop keeps a queue of its own.
-	r.qcap = min(int(mean+6*math.Sqrt(mean))+cfg.Conns+64, 1<<20)
-	n := int((r.end + time.Second - 1) / time.Second)
+func newProbeRun(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Config) *probeRun {
+	r := &probeRun{pool: pool, w: w, cfg: cfg, stop: newStopper()}
+	r.b = newBooks(cfg, r.stop)
+	// Work runs on a context of its own: an interruption stops issuing, but in-flight
+	// work drains within the grace before it is cancelled.
+	r.workCtx, r.cancelWork = context.WithCancel(context.WithoutCancel(ctx))
 	if cfg.StopIf != nil {
-		r.measured = make([]result.Second, 0, n-int(cfg.Warmup/time.Second))
-	}
-	r.secs = make([]*second, n)
-	for i := range r.secs {
-		r.secs[i] = &second{}
+		r.measured = make([]result.Second, 0, len(r.b.secs)-int(cfg.Warmup/time.Second))
 	}
 	for i := range cfg.Conns {
-		r.workers = append(r.workers, &worker{
-			rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(1_000_000+i))),
-			lat: newHist(), svc: newHist(), wait: newHist()})
+		r.workers = append(r.workers, newWorker(cfg.Seed, i))
 	}
+	// Poisson counts in one pool wait rarely exceed mean + 6 sd; past that, the arrival
+	// would be rejected anyway. The cap is a safety net: a million waiting arrivals is
+	// overload whatever the rate, and the queue must never grow with rate x pool wait
+	// unchecked.
+	mean := cfg.Rate * cfg.PoolWait.Seconds()
+	qcap := min(int(mean+6*math.Sqrt(mean))+cfg.Conns+64, 1<<20)
+	script, _ := w.(workload.Script)
+	r.env = &probeEnv{pool: pool, w: w, script: script, cfg: cfg, b: r.b, workers: r.workers, qcap: qcap,
+		ctx: r.workCtx, fail: r.fail}
+	r.sched = newScheduler(r.b, cfg)
 	return r
 }
 
@@ -427,13 +306,6 @@ func (r *probeRun) phaseOf(at time.Duration) string {
 	return result.PhaseMeasure
 }
 
-func (r *probeRun) tallyOf(at time.Duration) *tally {
-	if at < r.cfg.Warmup {
-		return &r.warm
-	}
-	return &r.meas
-}
-
 // fail stops the probe because the driver itself failed; the result says why.
 func (r *probeRun) fail(reason string) {
 	r.broken.Store(true)
@@ -442,64 +314,29 @@ func (r *probeRun) fail(reason string) {
 
 // halt stops issuing at the current offset; the measured window ends there. by says what
 // stopped the probe (a result.CutBy*, "" for an interruption); the first halt wins.
-func (r *probeRun) halt(by, reason string) {
-	r.stopOnce.Do(func() {
-		r.stopReason, r.stopBy = reason, by
-		r.stopAt.Store(int64(time.Since(r.start)))
-		close(r.stop)
-	})
-}
+func (r *probeRun) halt(by, reason string) { r.stop.halt(time.Since(r.b.start), by, reason) }
 
-// windowEnd is the measured window's end as far as it is known now: the stop offset once
-// the probe was halted, else Warmup + Duration.
-func (r *probeRun) windowEnd() time.Duration {
-	if sa := time.Duration(r.stopAt.Load()); sa >= 0 && sa < r.end {
-		return sa
-	}
-	return r.end
-}
-
-// run is the probe proper: schedulers, workers, the window's end, the drain.
+// run is the probe proper: the engine, the window's end, the drain.
 func (r *probeRun) run(ctx context.Context) {
-	// Work runs on a context of its own: an interruption stops issuing, but in-flight
-	// work drains within the grace before it is cancelled.
-	r.workCtx, r.cancelWork = context.WithCancel(context.WithoutCancel(ctx))
 	defer r.cancelWork()
-	r.doCtx = context.WithoutCancel(r.workCtx)
-	r.start = time.Now()
-
-	var workers, scheds sync.WaitGroup
-	if r.lp != nil {
-		workers.Add(1)
-		scheds.Add(1)
-		go func() { defer workers.Done(); r.lp.run(scheds.Done) }()
-	} else {
-		r.queue = make(chan arrival, r.qcap)
-		for _, wk := range r.workers {
-			workers.Add(1)
-			go func() { defer workers.Done(); r.work(wk) }()
-		}
-		for i, s := range r.streams {
-			scheds.Add(1)
-			go func() { defer scheds.Done(); r.schedule(i, s) }()
-		}
-	}
+	r.b.start = time.Now()
 	schedDone := make(chan struct{})
-	go func() { scheds.Wait(); close(schedDone) }()
 	workDone := make(chan struct{})
+	r.sched.offer = r.eng.offer
+	go func() {
+		defer close(workDone)
+		r.eng.run(r.sched, func() { close(schedDone) })
+	}()
 
 	tick := time.NewTicker(time.Second) // progress only; arrivals never use it
 	defer tick.Stop()
-	var window *time.Timer
+	var windowC <-chan time.Time
 	if r.cfg.Warmup > 0 {
-		window = time.NewTimer(r.cfg.Warmup)
+		window := time.NewTimer(r.cfg.Warmup)
 		defer window.Stop()
+		windowC = window.C
 	} else {
 		r.startObserver()
-	}
-	var windowC <-chan time.Time
-	if window != nil {
-		windowC = window.C
 	}
 	var last Live
 	var drainC <-chan time.Time
@@ -511,25 +348,20 @@ func (r *probeRun) run(ctx context.Context) {
 			r.halt("", "interrupted")
 		case <-windowC:
 			windowC = nil
-			if r.stopAt.Load() < 0 {
+			if r.stop.offset() < 0 {
 				r.startObserver()
 			}
 		case <-schedDone:
 			schedDone = nil
-			if r.queue != nil {
-				close(r.queue) // workers finish the queue, then exit
-			}
 			r.drained.Store(true)
-			go func() { workers.Wait(); close(workDone) }()
 			d := time.NewTimer(r.cfg.Drain)
 			defer d.Stop()
 			drainC = d.C
 		case <-drainC:
 			drainC = nil
-			r.cancelWork() // what is still queued is rejected, in-flight work fails
-			for _, wk := range r.workers {
-				wk.interrupt()
-			}
+			r.b.cut.Store(true) // what is still queued is rejected, in-flight work is cancelled
+			r.cancelWork()
+			r.eng.cut()
 		case <-workDone:
 			r.finalize(true)
 			return
@@ -554,188 +386,19 @@ func (r *probeRun) startObserver() {
 	}
 }
 
-// schedule issues stream i's arrivals at their intended times until the window's end or
-// the stop offset.
-func (r *probeRun) schedule(i int, s *stream) {
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	stop := r.stop
-	for {
-		at := s.peek()
-		r.prog[i].Store(int64(at))
-		if at >= r.end {
-			break
-		}
-		if sa := r.stopAt.Load(); sa >= 0 && int64(at) >= sa {
-			break
-		}
-		if wait := time.Until(r.start.Add(at)); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-stop:
-				timer.Stop()
-				stop = nil
-				continue // re-check against the stop offset
-			}
-		}
-		s.advance()
-		r.emit(i, at)
-	}
-	r.prog[i].Store(math.MaxInt64)
-}
-
-// emit books one arrival and queues it, or rejects it when the queue is full.
-func (r *probeRun) emit(i int, at time.Duration) {
-	lag := time.Since(r.start.Add(at))
-	t := r.tallyOf(at)
-	t.scheduled.Add(1)
-	r.issued.Add(1)
-	if at >= r.cfg.Warmup {
-		record(r.lags[i], lag)
-	}
-	sec := r.secs[at/time.Second]
-	if r.lp != nil {
-		ok := r.lp.push(arrival{at})
-		sec.arrive(r.lp.waiting(), lag)
-		if !ok {
-			r.settle(arrival{at}, nil, false, result.PoolTimeout, -1, 0, 0)
-		}
-		return
-	}
-	select {
-	case r.queue <- arrival{at}:
-		sec.arrive(len(r.queue), lag)
-	default:
-		sec.arrive(len(r.queue), lag)
-		r.settle(arrival{at}, nil, false, result.PoolTimeout, -1, 0, 0)
-	}
-}
-
-// settle books an arrival's outcome in its phase and second, and in the worker's
-// histograms (wk nil for rejections without a worker). A commit also counts by when it
-// ended (a.at + lat): inside the measured window, or after it for a measured arrival.
-func (r *probeRun) settle(a arrival, wk *worker, ok bool, c result.Class, wait, svc, lat time.Duration) {
-	t := r.tallyOf(a.at)
-	if ok {
-		t.committed.Add(1)
-		r.committed.Add(1)
-		// A commit that ends while a halt is storing its offset may be placed on the wrong
-		// side of it: a race of nanoseconds, for one transaction at most per worker.
-		switch end := a.at + lat; {
-		case end >= r.windowEnd():
-			if t == &r.meas {
-				r.drainCommitted.Add(1)
-			}
-		case end >= r.cfg.Warmup:
-			r.inWindow.Add(1)
-		}
-	} else {
-		t.failed[c].Add(1)
-		if c == result.Connection {
-			r.connFails.Add(1)
-		}
-		if t == &r.meas && r.cfg.ErrorBudget > 0 && t.bad() > r.cfg.ErrorBudget && !r.budgetHit.Swap(true) {
-			r.halt(result.CutByErrors, fmt.Sprintf("errors exceeded the probe's budget of %d", r.cfg.ErrorBudget))
-		}
-	}
-	r.secs[a.at/time.Second].settle(ok, c, wait, lat)
-	if wk != nil && t == &r.meas {
-		if wait >= 0 {
-			record(wk.wait, wait)
-		}
-		if ok {
-			record(wk.lat, lat)
-			record(wk.svc, svc)
-		}
-	}
-}
-
-// work is one connection worker: it takes arrivals from the queue until it is closed.
-func (r *probeRun) work(wk *worker) {
-	defer wk.release()
-	for a := range r.queue {
-		begin := time.Now()
-		wait := begin.Sub(r.start.Add(a.at))
-		if r.workCtx.Err() != nil || wait > r.cfg.PoolWait {
-			r.settle(a, wk, false, result.PoolTimeout, -1, 0, 0)
-			continue
-		}
-		if wk.conn == nil {
-			actx, cancel := context.WithTimeout(r.workCtx, r.cfg.PoolWait)
-			c, err := r.pool.Acquire(actx)
-			cancel()
-			if err != nil {
-				c := result.PoolTimeout // cancelled at the end of the drain: it never started
-				if r.workCtx.Err() == nil {
-					c = r.classify(err, false)
-				}
-				r.settle(a, wk, false, c, -1, 0, 0)
-				continue
-			}
-			wk.hold(c)
-		}
-		if r.script != nil {
-			r.script.Start(&wk.tx, wk.rng) // once per arrival: a retry sends the same values
-		}
-		var err error
-		for try := 1; ; try++ {
-			if r.script != nil {
-				err = workload.RunTx(r.doCtx, wk.conn.Conn(), r.script, &wk.tx)
-			} else {
-				err = r.w.Do(r.doCtx, wk.conn.Conn(), wk.rng)
-			}
-			if err == nil || try >= r.cfg.MaxTries || !retryable(Classify(err)) || wk.conn.Conn().IsClosed() {
-				break
-			}
-			if a.at >= r.cfg.Warmup {
-				wk.retries++
-			}
-		}
-		end := time.Now()
-		if err == nil {
-			r.settle(a, wk, true, 0, wait, end.Sub(begin), end.Sub(r.start.Add(a.at)))
-			continue
-		}
-		c := r.classify(err, wk.conn.Conn().IsClosed())
-		r.settle(a, wk, false, c, wait, 0, 0)
-		if c == result.Connection || wk.conn.Conn().IsClosed() {
-			wk.release() // the pool destroys a closed connection; the next arrival reconnects
-		}
-	}
-}
-
-// classify is Classify plus the driver's knowledge: an error that left the connection
-// closed is a connection failure; work cancelled at the end of the drain is other, and
-// uncertain.
-func (r *probeRun) classify(err error, closed bool) result.Class {
-	c := Classify(err)
-	if r.workCtx.Err() != nil && (errors.Is(err, context.Canceled) || c == result.Connection || c == result.Other) {
-		r.uncertain.Add(1)
-		return result.Other
-	}
-	if c == result.Other && closed {
-		return result.Connection
-	}
-	return c
-}
-
 // finalize summarises every second whose arrivals all have outcomes (all, when force).
 func (r *probeRun) finalize(force bool) {
-	progress := int64(math.MaxInt64)
-	for i := range r.prog {
-		progress = min(progress, r.prog[i].Load())
-	}
-	for r.nextFinal < len(r.secs) {
+	progress := r.sched.progress()
+	secs := r.b.secs
+	for r.nextFinal < len(secs) {
 		t := r.nextFinal
 		if !force && int64(t+1)*int64(time.Second) > progress {
 			return
 		}
-		if !r.secs[t].finish(t, r.phaseOf(time.Duration(t)*time.Second), force) {
+		if !secs[t].finish(t, r.phaseOf(time.Duration(t)*time.Second), force) {
 			return
 		}
-		r.lastSecond = r.secs[t].out
+		r.lastSecond = secs[t].out
 		if r.measured != nil && r.lastSecond.Phase == result.PhaseMeasure && len(r.measured) < cap(r.measured) {
 			r.measured = append(r.measured, r.lastSecond)
 		}
@@ -747,7 +410,7 @@ func (r *probeRun) finalize(force bool) {
 // are new ones, the window is still open and nothing is stopping the probe; a decided
 // trend halts it.
 func (r *probeRun) askStopIf() {
-	if r.cfg.StopIf == nil || len(r.measured) == r.stopIfAsked || r.stopAt.Load() >= 0 || time.Since(r.start) >= r.end {
+	if r.cfg.StopIf == nil || len(r.measured) == r.stopIfAsked || r.stop.offset() >= 0 || time.Since(r.b.start) >= r.b.end {
 		return
 	}
 	r.stopIfAsked = len(r.measured)
@@ -757,18 +420,14 @@ func (r *probeRun) askStopIf() {
 }
 
 func (r *probeRun) progress(last Live) Live {
-	el := time.Since(r.start)
+	el := time.Since(r.b.start)
 	phase := r.phaseOf(el)
 	if r.drained.Load() {
 		phase = result.PhaseDrain
 	}
-	queue := len(r.queue)
-	if r.lp != nil {
-		queue = int(r.depth.Load())
-	}
-	lv := Live{Elapsed: el, Phase: phase, P99Ms: r.lastSecond.P99Ms, Queue: queue,
-		Errors: r.warm.bad() + r.meas.bad(), Committed: r.committed.Load()}
-	issued := r.issued.Load()
+	lv := Live{Elapsed: el, Phase: phase, P99Ms: r.lastSecond.P99Ms, Queue: r.eng.waiting(),
+		Errors: r.b.warm.bad() + r.b.meas.bad(), Committed: r.b.committed.Load()}
+	issued := r.b.issued.Load()
 	if dt := (el - last.Elapsed).Seconds(); dt > 0 {
 		lv.AchievedRate = float64(lv.Committed-last.Committed) / dt
 		lv.OfferedRate = float64(issued-r.lastIssued) / dt
@@ -792,7 +451,7 @@ type serverWatch struct {
 // waiting out the window would only delay the partial result.
 func (r *probeRun) watchServer() {
 	w := &r.watch
-	committed, fails := r.committed.Load(), r.connFails.Load()
+	committed, fails := r.b.committed.Load(), r.b.connFails.Load()
 	if committed != w.committed {
 		w.committed, w.since = committed, time.Time{}
 		return
@@ -804,7 +463,7 @@ func (r *probeRun) watchServer() {
 		w.fails = fails
 		return
 	}
-	if time.Since(w.since) < r.cfg.GoneAfter || fails == w.fails || r.stopAt.Load() >= 0 {
+	if time.Since(w.since) < r.cfg.GoneAfter || fails == w.fails || r.stop.offset() >= 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.workCtx, 2*time.Second)

@@ -8,14 +8,15 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Script is a workload written as data: the statements a transaction may send and, step by
 // step, which one comes next with which arguments. One description serves two executors:
-// Do (through pgx, every --exec-mode) and the driver's event loop, which speaks the wire
-// protocol itself over many connections from one goroutine. The executor sends BEGIN and
-// SET LOCAL synchronous_commit before the first step and COMMIT after the last, and
-// rolls back on any failure.
+// Do and the driver's pgx engine (through pgx, every --exec-mode) and the driver's event
+// loop, which speaks the wire protocol itself over many connections from one goroutine.
+// Both run it through one state machine, Txn: BEGIN and SET LOCAL synchronous_commit
+// before the first step, COMMIT after the last, and a rollback on any failure.
 type Script interface {
 	Workload
 	// Statements are the SQL texts the steps refer to by index; an executor may prepare
@@ -118,47 +119,6 @@ func needFirst(prev Result, what string) error {
 	return nil
 }
 
-// RunScript runs one transaction of s on conn through pgx, as a workload's Do does.
-func RunScript(ctx context.Context, conn *pgx.Conn, s Script, rng *rand.Rand) error {
-	t := txn{setSync: s.SetSync()}
-	return runScript(ctx, conn, &t, s, rng)
-}
-
-// runScript executes one transaction of s on conn through pgx: BEGIN, SET LOCAL, the
-// steps, COMMIT, and a rollback on any failure (txn.run).
-func runScript(ctx context.Context, conn *pgx.Conn, t *txn, s Script, rng *rand.Rand) error {
-	var tx Tx
-	s.Start(&tx, rng)
-	return runTx(ctx, conn, t, s, &tx)
-}
-
-// RunTx runs the transaction whose values s.Start already drew into tx, without drawing
-// new ones: a retry of a serialization or deadlock failure sends the same transaction
-// again, as an application retries its request.
-func RunTx(ctx context.Context, conn *pgx.Conn, s Script, tx *Tx) error {
-	t := txn{setSync: s.SetSync()}
-	return runTx(ctx, conn, &t, s, tx)
-}
-
-func runTx(ctx context.Context, conn *pgx.Conn, t *txn, s Script, tx *Tx) error {
-	stmts := s.Statements()
-	return t.run(ctx, conn, s.Name(), func() error {
-		var prev Result
-		for i := 0; ; i++ {
-			st, err := s.Step(tx, i, prev)
-			if err != nil {
-				return err
-			}
-			if st.Stmt < 0 {
-				return nil
-			}
-			if prev, err = query(ctx, conn, stmts[st.Stmt].SQL, st.Args); err != nil {
-				return fmt.Errorf("%s: %w", stmts[st.Stmt].Name, err)
-			}
-		}
-	})
-}
-
 // query sends one statement through pgx and reads its Result. Integer arguments go as
 // int64 and text as string, so pgx's exec mode decides the protocol as for any query.
 func query(ctx context.Context, conn *pgx.Conn, sql string, args []Arg) (Result, error) {
@@ -196,7 +156,9 @@ func query(ctx context.Context, conn *pgx.Conn, sql string, args []Arg) (Result,
 }
 
 // IsIntegerOID reports whether oid is int2, int4 or int8, the columns Result.First reads.
-func IsIntegerOID(oid uint32) bool { return oid == 20 || oid == 21 || oid == 23 }
+func IsIntegerOID(oid uint32) bool {
+	return oid == pgtype.Int8OID || oid == pgtype.Int2OID || oid == pgtype.Int4OID
+}
 
 // firstOnly is Scan destinations that read the first of n columns into v and skip the rest.
 func firstOnly(v *int64, n int) []any {

@@ -3,13 +3,15 @@ package workload
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
 // Transaction control. Statements without arguments go over the simple protocol in
-// every exec mode (pgx does that itself), one round trip each.
+// every exec mode (pgx does that itself, and so does the driver's event loop), one
+// round trip each.
 const (
 	stmtBegin       = "BEGIN"
 	stmtSyncOn      = "SET LOCAL synchronous_commit TO on"
@@ -19,8 +21,159 @@ const (
 	rollbackTimeout = 5 * time.Second
 )
 
-// txn is the part every shape shares: BEGIN, SET LOCAL synchronous_commit, the body,
-// COMMIT, and a rollback on any failure.
+// OpKind is what a transaction sends next.
+type OpKind uint8
+
+// The statements of a transaction, in the order a committed one sends them.
+const (
+	OpBegin    OpKind = iota // BEGIN
+	OpSet                    // SET LOCAL synchronous_commit
+	OpStep                   // the script's statement Op.Step
+	OpCommit                 // COMMIT
+	OpRollback               // ROLLBACK, after a failure inside the transaction
+	OpDone                   // nothing: the transaction is over (Txn.Err, Txn.CloseConn)
+)
+
+// Op is one statement for the executor to send: Op.SQL (no arguments, simple protocol)
+// for every kind but OpStep, which sends Statements()[Step.Stmt] with Step.Args.
+type Op struct {
+	Kind OpKind
+	SQL  string
+	Step Step
+}
+
+// Reply is what the executor learnt from the statement an Op sent.
+type Reply struct {
+	Result Result // an OpStep's rows and first column
+	Err    error  // the statement failed: an error from the server, or the connection's loss
+	Rolled bool   // its command tag was ROLLBACK: a COMMIT of a transaction that had failed
+	Idle   bool   // the connection is outside a transaction now (ReadyForQuery status 'I')
+	Closed bool   // the connection is gone
+}
+
+// Txn is one transaction of a Script as a state machine, the one both of the driver's
+// engines run: the executor sends the Op that Begin and then each Next return, and
+// reports each statement's Reply to Next, until OpDone. The policy lives here once:
+//
+//   - BEGIN, SET LOCAL synchronous_commit, the script's steps, COMMIT; each failure is
+//     wrapped with the script's name and the stage that failed (errors.As still finds
+//     the *pgconn.PgError);
+//   - a COMMIT that reports ROLLBACK fails with pgx.ErrTxCommitRollback;
+//   - after a failure, ROLLBACK when the server is inside the transaction; nothing when
+//     the connection is idle or gone;
+//   - a connection whose ROLLBACK fails, or that is still inside a transaction after it,
+//     must be closed (CloseConn), so a pool never hands out a connection stuck inside a
+//     transaction.
+//
+// Values are drawn once, by Start: Begin again (a retry of a serialization failure or a
+// deadlock) sends the same transaction, as an application retries its request. A Txn is
+// reused from one transaction to the next and allocates nothing on the way to a commit.
+type Txn struct {
+	Tx        Tx // the values Start drew
+	s         Script
+	op        OpKind // the statement in flight
+	lastStmt  int    // the script statement in flight, with OpStep
+	step      int    // the script's next step
+	err       error
+	closeConn bool
+}
+
+// Start draws a new transaction of s into t.
+func (t *Txn) Start(s Script, rng *rand.Rand) {
+	t.s = s
+	s.Start(&t.Tx, rng)
+}
+
+// Begin starts (or, for a retry, restarts) the transaction Start drew: BEGIN.
+func (t *Txn) Begin() Op {
+	t.step, t.err, t.closeConn = 0, nil, false
+	return t.send(OpBegin, stmtBegin)
+}
+
+// Next takes the reply to the statement in flight and returns what to send next.
+func (t *Txn) Next(r Reply) Op {
+	switch t.op {
+	case OpBegin:
+		if r.Err != nil {
+			return t.fail(r, "begin", r.Err)
+		}
+		return t.send(OpSet, t.s.SetSync())
+	case OpSet:
+		if r.Err != nil {
+			return t.fail(r, "set synchronous_commit", r.Err)
+		}
+		return t.next(r, Result{})
+	case OpStep:
+		if r.Err != nil {
+			return t.fail(r, t.s.Statements()[t.lastStmt].Name, r.Err)
+		}
+		return t.next(r, r.Result)
+	case OpCommit:
+		switch {
+		case r.Err != nil:
+			return t.fail(r, "commit", r.Err)
+		case r.Rolled: // COMMIT of an aborted transaction reports ROLLBACK instead of failing
+			return t.fail(r, "commit", pgx.ErrTxCommitRollback)
+		}
+		return t.done()
+	case OpRollback:
+		t.closeConn = r.Closed || r.Err != nil || !r.Idle
+		return t.done()
+	}
+	return Op{Kind: OpDone}
+}
+
+// Err is the transaction's outcome once Next returned OpDone: nil when it committed.
+// Before that it is the failure being rolled back, if any.
+func (t *Txn) Err() error { return t.err }
+
+// CloseConn reports, once Next returned OpDone, whether the connection must be closed
+// (gone already, or left inside a transaction).
+func (t *Txn) CloseConn() bool { return t.closeConn }
+
+func (t *Txn) send(k OpKind, sql string) Op {
+	t.op = k
+	return Op{Kind: k, SQL: sql}
+}
+
+// next sends the body's next step, or COMMIT after the last; prev is the reply
+// whose result the step may need.
+func (t *Txn) next(prev Reply, res Result) Op {
+	st, err := t.s.Step(&t.Tx, t.step, res)
+	if err != nil {
+		return t.fail(prev, "", err) // a client-side check: the server is inside the transaction
+	}
+	t.step++
+	if st.Stmt < 0 {
+		return t.send(OpCommit, stmtCommit)
+	}
+	t.op, t.lastStmt = OpStep, st.Stmt
+	return Op{Kind: OpStep, Step: st}
+}
+
+// fail ends the transaction with err, rolling back first when the server is inside it.
+func (t *Txn) fail(r Reply, stage string, err error) Op {
+	if stage != "" {
+		t.err = fmt.Errorf("%s: %s: %w", t.s.Name(), stage, err)
+	} else {
+		t.err = fmt.Errorf("%s: %w", t.s.Name(), err)
+	}
+	switch {
+	case r.Closed:
+		t.closeConn = true
+		return t.done()
+	case r.Idle:
+		return t.done()
+	}
+	return t.send(OpRollback, stmtRollback)
+}
+
+func (t *Txn) done() Op {
+	t.op = OpDone
+	return Op{Kind: OpDone}
+}
+
+// txn is the part every shape shares: its SET LOCAL synchronous_commit statement.
 type txn struct {
 	setSync string
 	// afterSet, when set (tests only), runs inside the transaction right after SET
@@ -38,53 +191,46 @@ func newTxn(syncCommit bool) txn {
 	return txn{setSync: stmtSyncOff}
 }
 
-// run executes body as one transaction. On any error it rolls back and returns the
-// error wrapped with the step that failed; errors.As still finds the *pgconn.PgError.
-func (t *txn) run(ctx context.Context, conn *pgx.Conn, name string, body func() error) error {
-	err := t.exec(ctx, conn, body)
-	if err != nil {
-		rollback(ctx, conn)
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
+// Run executes the transaction Start drew on conn through pgx (every exec mode), from
+// Begin to OpDone, and returns its outcome. A connection that must not be used further
+// (CloseConn) is closed.
+func (t *Txn) Run(ctx context.Context, conn *pgx.Conn) error {
+	return t.run(ctx, conn, nil)
 }
 
-func (t *txn) exec(ctx context.Context, conn *pgx.Conn, body func() error) error {
-	if _, err := conn.Exec(ctx, stmtBegin); err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if _, err := conn.Exec(ctx, t.setSync); err != nil {
-		return fmt.Errorf("set synchronous_commit: %w", err)
-	}
-	if t.afterSet != nil {
-		if err := t.afterSet(ctx, conn); err != nil {
-			return err
+func (t *Txn) run(ctx context.Context, conn *pgx.Conn, afterSet func(context.Context, *pgx.Conn) error) error {
+	stmts := t.s.Statements()
+	for op := t.Begin(); op.Kind != OpDone; {
+		var r Reply
+		switch op.Kind {
+		case OpStep:
+			r.Result, r.Err = query(ctx, conn, stmts[op.Step.Stmt].SQL, op.Step.Args)
+		case OpRollback: // even when ctx is cancelled already
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+			_, r.Err = conn.Exec(rctx, op.SQL)
+			cancel()
+		default:
+			tag, err := conn.Exec(ctx, op.SQL)
+			r.Err, r.Rolled = err, tag.String() == stmtRollback
+			if op.Kind == OpSet && err == nil && afterSet != nil {
+				r.Err = afterSet(ctx, conn)
+			}
 		}
+		r.Closed = conn.IsClosed()
+		r.Idle = !r.Closed && conn.PgConn().TxStatus() == 'I'
+		op = t.Next(r)
 	}
-	if err := body(); err != nil {
-		return err
+	if t.CloseConn() && !conn.IsClosed() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		_ = conn.Close(cctx)
+		cancel()
 	}
-	tag, err := conn.Exec(ctx, stmtCommit)
-	if err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	if tag.String() == "ROLLBACK" {
-		// COMMIT of an aborted transaction reports ROLLBACK instead of failing.
-		return fmt.Errorf("commit: %w", pgx.ErrTxCommitRollback)
-	}
-	return nil
+	return t.Err()
 }
 
-// rollback ends whatever transaction conn is in, even when ctx is already cancelled.
-// A connection that cannot be rolled back is closed, so a pool discards it instead of
-// handing out a connection stuck inside a transaction.
-func rollback(ctx context.Context, conn *pgx.Conn) {
-	if conn.IsClosed() {
-		return
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
-	defer cancel()
-	if _, err := conn.Exec(rctx, stmtRollback); err != nil {
-		_ = conn.Close(rctx)
-	}
+// runScript runs one new transaction of s on conn through pgx: a workload's Do.
+func runScript(ctx context.Context, conn *pgx.Conn, t *txn, s Script, rng *rand.Rand) error {
+	var tx Txn
+	tx.Start(s, rng)
+	return tx.run(ctx, conn, t.afterSet)
 }

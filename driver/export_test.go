@@ -11,7 +11,7 @@ import (
 )
 
 // Prober runs probes of one workload at the rates a search asks for, all with the same
-// pool and settings, so that probes differ only in their rate.
+// pool and settings, so that probes differ only in their rate (the tests' search.Prober).
 type Prober struct {
 	Pool     *pgxpool.Pool
 	Workload workload.Workload
