@@ -82,12 +82,12 @@ func then(more ...string) *testWorkload {
 }
 
 // engines are the driver's engines; most tests run under both.
-var engines = []string{EngineLoop, EnginePGX}
+var engines = []result.Engine{EngineLoop, EnginePGX}
 
 // forEngines runs test once per engine, as subtests named after it.
-func forEngines(t *testing.T, test func(t *testing.T, engine string)) {
+func forEngines(t *testing.T, test func(t *testing.T, engine result.Engine)) {
 	for _, e := range engines {
-		t.Run(e, func(t *testing.T) { test(t, e) })
+		t.Run(string(e), func(t *testing.T) { test(t, e) })
 	}
 }
 
@@ -182,7 +182,7 @@ func run(t *testing.T, ctx context.Context, pool *pgxpool.Pool, w *testWorkload,
 
 func TestRunInsert(t *testing.T) { forEngines(t, testRunInsert) }
 
-func testRunInsert(t *testing.T, eng string) {
+func testRunInsert(t *testing.T, eng result.Engine) {
 	leaks := goleak.IgnoreCurrent()
 	pool, _ := setup(t, DefaultSession(), 4)
 	var seconds atomic.Int64
@@ -256,7 +256,7 @@ func testRunInsert(t *testing.T, eng string) {
 
 func TestCoordinatedOmission(t *testing.T) { forEngines(t, testCoordinatedOmission) }
 
-func testCoordinatedOmission(t *testing.T, eng string) {
+func testCoordinatedOmission(t *testing.T, eng result.Engine) {
 	s := DefaultSession()
 	s.LockTimeout = 10 * time.Second
 	pool, dsn := setup(t, s, 4)
@@ -311,7 +311,7 @@ func testCoordinatedOmission(t *testing.T, eng string) {
 
 func TestErrorClasses(t *testing.T) { forEngines(t, testErrorClasses) }
 
-func testErrorClasses(t *testing.T, eng string) {
+func testErrorClasses(t *testing.T, eng result.Engine) {
 	ctx := context.Background()
 	t.Run("statement_timeout", func(t *testing.T) {
 		s := DefaultSession()
@@ -441,7 +441,7 @@ func testErrorClasses(t *testing.T, eng string) {
 
 func TestErrorBudgetCutsShort(t *testing.T) { forEngines(t, testErrorBudgetCutsShort) }
 
-func testErrorBudgetCutsShort(t *testing.T, eng string) {
+func testErrorBudgetCutsShort(t *testing.T, eng result.Engine) {
 	leaks := goleak.IgnoreCurrent()
 	pool, _ := setup(t, DefaultSession(), 2)
 	begin := time.Now()
@@ -461,7 +461,7 @@ func testErrorBudgetCutsShort(t *testing.T, eng string) {
 
 func TestInterruptedClosesBooks(t *testing.T) { forEngines(t, testInterruptedClosesBooks) }
 
-func testInterruptedClosesBooks(t *testing.T, eng string) {
+func testInterruptedClosesBooks(t *testing.T, eng result.Engine) {
 	leaks := goleak.IgnoreCurrent()
 	pool, _ := setup(t, DefaultSession(), 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
@@ -478,7 +478,7 @@ func testInterruptedClosesBooks(t *testing.T, eng string) {
 
 func TestDrainCancelsLeftovers(t *testing.T) { forEngines(t, testDrainCancelsLeftovers) }
 
-func testDrainCancelsLeftovers(t *testing.T, eng string) {
+func testDrainCancelsLeftovers(t *testing.T, eng result.Engine) {
 	leaks := goleak.IgnoreCurrent()
 	s := DefaultSession()
 	s.StatementTimeout = 0
@@ -496,7 +496,7 @@ func testDrainCancelsLeftovers(t *testing.T, eng string) {
 
 func TestChecksCatchMismatch(t *testing.T) { forEngines(t, testChecksCatchMismatch) }
 
-func testChecksCatchMismatch(t *testing.T, eng string) {
+func testChecksCatchMismatch(t *testing.T, eng result.Engine) {
 	pool, _ := setup(t, DefaultSession(), 2)
 	twoRows := then("INSERT INTO pgceiling.events (v) VALUES (0)")
 	p := run(t, context.Background(), pool, twoRows, Config{Engine: eng, Rate: 50, Duration: 500 * time.Millisecond, Conns: 2, Seed: 11})
@@ -536,7 +536,7 @@ func TestNewPoolTooManyConnections(t *testing.T) {
 
 func TestProberRunsBefore(t *testing.T) { forEngines(t, testProberRunsBefore) }
 
-func testProberRunsBefore(t *testing.T, eng string) {
+func testProberRunsBefore(t *testing.T, eng result.Engine) {
 	pool, _ := setup(t, DefaultSession(), 2)
 	var before int
 	pr := &Prober{Pool: pool, Workload: then(),
@@ -591,9 +591,9 @@ func TestEngineChoice(t *testing.T) {
 	ctx := context.Background()
 	cfg := Config{Rate: 20, Duration: 300 * time.Millisecond, Conns: 2, Seed: 15}
 	for _, c := range []struct {
-		engine string
+		engine result.Engine
 		w      workload.Workload
-		want   string
+		want   result.Engine
 	}{
 		{"", then(), EngineLoop},
 		{EngineAuto, then(), EngineLoop},
@@ -630,7 +630,7 @@ func TestEngineChoice(t *testing.T) {
 // must still read its result on later uses: the engines may not forget to describe it.
 func TestFirstUseFailsAfterParse(t *testing.T) { forEngines(t, testFirstUseFailsAfterParse) }
 
-func testFirstUseFailsAfterParse(t *testing.T, eng string) {
+func testFirstUseFailsAfterParse(t *testing.T, eng result.Engine) {
 	pool, _ := setup(t, DefaultSession(), 1)
 	var n atomic.Int64
 	w := then("SELECT $1::int + 1")

@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgceiling/pgceiling/workload"
+
+	"github.com/pgceiling/pgceiling/result"
 )
 
 // engine drives the probe's connections: it takes the arrivals the scheduler issues and
@@ -24,7 +26,7 @@ import (
 // its transaction runs (workload.Txn) they share.
 type engine interface {
 	// name is the engine's Config.Engine value, recorded in the result.
-	name() string
+	name() result.Engine
 	// oneCore reports that the engine runs on one goroutine, so an auto Threads stays
 	// at one.
 	oneCore() bool

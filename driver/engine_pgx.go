@@ -36,8 +36,8 @@ func newPGXEngine(env *probeEnv) *pgxEngine {
 	return e
 }
 
-func (e *pgxEngine) name() string  { return EnginePGX }
-func (e *pgxEngine) oneCore() bool { return false }
+func (e *pgxEngine) name() result.Engine { return EnginePGX }
+func (e *pgxEngine) oneCore() bool       { return false }
 
 func (e *pgxEngine) run(s *scheduler, issued func()) {
 	var workers, scheds sync.WaitGroup

@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgceiling/pgceiling/workload"
+
+	"github.com/pgceiling/pgceiling/result"
 )
 
 // The event-loop engine: one goroutine issues every arrival and drives every connection,
@@ -168,8 +170,8 @@ func newLoop(ctx context.Context, env *probeEnv) (*loop, error) {
 	return lp, nil
 }
 
-func (lp *loop) name() string  { return EngineLoop }
-func (lp *loop) oneCore() bool { return true }
+func (lp *loop) name() result.Engine { return EngineLoop }
+func (lp *loop) oneCore() bool       { return true }
 
 // cut does nothing itself: the loop sees books.cut within loopMaxWait and cancels on its
 // own goroutine, which owns every connection.

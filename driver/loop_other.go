@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgceiling/pgceiling/workload"
+
+	"github.com/pgceiling/pgceiling/result"
 )
 
 // loop is the event-loop engine, Linux only (see loop_linux.go).
@@ -22,7 +24,7 @@ func newLoop(context.Context, *probeEnv) (*loop, error) {
 	return nil, errors.New("it runs on Linux only")
 }
 
-func (*loop) name() string              { return EngineLoop }
+func (*loop) name() result.Engine       { return EngineLoop }
 func (*loop) oneCore() bool             { return true }
 func (*loop) run(*scheduler, func())    {}
 func (*loop) offer(arrival) (int, bool) { return 0, false }

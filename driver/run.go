@@ -65,10 +65,10 @@ type Config struct {
 	// --exec-mode, TLS, and as many cores as GOMAXPROCS) or "" / "auto": loop when it can
 	// run (a script workload, exec mode cache_statement, plain TCP or Unix sockets on
 	// Linux), else pgx. The loop runs on one core: an auto Threads stays at 1.
-	Engine string
+	Engine result.Engine
 
 	// SyncCommit is recorded in the result ("on"/"off"); the workload applies it.
-	SyncCommit string
+	SyncCommit result.SyncCommit
 	// Observer, if set, watches the server during the measured window.
 	Observer Observer
 	// OnSecond, if set, is called about once a second from the driver's own goroutine with
@@ -81,9 +81,9 @@ type Config struct {
 
 // Engines (Config.Engine).
 const (
-	EngineAuto = "auto"
-	EngineLoop = "loop"
-	EnginePGX  = "pgx"
+	EngineAuto = result.EngineAuto
+	EngineLoop = result.EngineLoop
+	EnginePGX  = result.EnginePGX
 )
 
 // Live is the probe's state as it runs, for a progress line.
@@ -100,13 +100,13 @@ type Live struct {
 
 func (c Config) withDefaults() Config {
 	if c.Conns == 0 {
-		c.Conns = 50
+		c.Conns = result.DefaultConns
 	}
 	if c.PoolWait == 0 {
-		c.PoolWait = time.Second
+		c.PoolWait = result.DefaultPoolWait
 	}
 	if c.MaxTries == 0 {
-		c.MaxTries = 1
+		c.MaxTries = result.DefaultMaxTries
 	}
 	if c.Streams == 0 {
 		c.Streams = autoStreams(c.Rate)

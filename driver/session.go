@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pgceiling/pgceiling/result"
 )
 
 // Session holds the settings every driver connection runs with, sent as runtime
@@ -23,8 +25,8 @@ type Session struct {
 // DefaultSession is DESIGN.md's session: statement_timeout 5 s, lock_timeout 1 s,
 // idle_in_transaction_session_timeout 10 s, application_name pgceiling.
 func DefaultSession() Session {
-	return Session{StatementTimeout: 5 * time.Second, LockTimeout: time.Second,
-		IdleInTxTimeout: 10 * time.Second, AppName: "pgceiling"}
+	return Session{StatementTimeout: result.DefaultStatementTimeout, LockTimeout: result.DefaultLockTimeout,
+		IdleInTxTimeout: result.DefaultIdleInTxTimeout, AppName: result.DefaultAppName}
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -18,7 +18,7 @@ import (
 // credited with what the server committed during it, not with what the drain committed.
 func TestAchievedFromCommitsInWindow(t *testing.T) { forEngines(t, testAchievedFromCommitsInWindow) }
 
-func testAchievedFromCommitsInWindow(t *testing.T, eng string) {
+func testAchievedFromCommitsInWindow(t *testing.T, eng result.Engine) {
 	pool, _ := setup(t, DefaultSession(), 2)
 	// Two connections of 0.3 s transactions commit about 6.7/s; 10/s are offered, so the
 	// queue grows from the warm-up on, and is about 10 arrivals long when the window closes.
@@ -45,7 +45,7 @@ func testAchievedFromCommitsInWindow(t *testing.T, eng string) {
 // rows in opposite orders with a pause between; measured arrivals only insert their row.
 func TestRetryKeepsValues(t *testing.T) { forEngines(t, testRetryKeepsValues) }
 
-func testRetryKeepsValues(t *testing.T, eng string) {
+func testRetryKeepsValues(t *testing.T, eng result.Engine) {
 	pool, _ := setup(t, DefaultSession(), 4)
 	const warmup = 1500 * time.Millisecond
 	type values struct{ id, first, second, risky int64 }
@@ -137,7 +137,7 @@ func testRetryKeepsValues(t *testing.T, eng string) {
 // StopIf stops the probe as soon as it reports a decided trend.
 func TestStopIfCutsShort(t *testing.T) { forEngines(t, testStopIfCutsShort) }
 
-func testStopIfCutsShort(t *testing.T, eng string) {
+func testStopIfCutsShort(t *testing.T, eng result.Engine) {
 	leaks := goleak.IgnoreCurrent()
 	pool, _ := setup(t, DefaultSession(), 2)
 	const why = "queue wait grows by 40 ms/s"
@@ -186,7 +186,7 @@ var _ workload.CheckReporter = (*checkedWorkload)(nil)
 // The probe reports what the workload's read-before-write check read, counted from its start.
 func TestFraudCheckRead(t *testing.T) { forEngines(t, testFraudCheckRead) }
 
-func testFraudCheckRead(t *testing.T, eng string) {
+func testFraudCheckRead(t *testing.T, eng result.Engine) {
 	pool, _ := setup(t, DefaultSession(), 2)
 	w := &checkedWorkload{testWorkload: then(), read: result.CheckRead{Checks: 5, P50: 3}}
 	p, err := Run(context.Background(), pool, w, Config{Engine: eng, Rate: 20, Duration: 300 * time.Millisecond, Conns: 2, Seed: 24})

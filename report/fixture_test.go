@@ -64,7 +64,7 @@ func fixtureDisclosure(fsync string) *result.Disclosure {
 // fixtureProbe simulates one probe at rate against a server that holds capacity tx/s.
 func fixtureProbe(rng *rand.Rand, workload, sync string, target, capacity float64, start time.Time) result.Probe {
 	const warmup, duration = 3, 12
-	p := result.Probe{Workload: workload, SyncCommit: sync, TargetRate: target, Seed: int64(target),
+	p := result.Probe{Workload: workload, SyncCommit: result.SyncCommit(sync), TargetRate: target, Seed: int64(target),
 		Conns: 50, PoolWaitMs: 1000, StartedAt: start, WarmupS: warmup, DurationS: duration,
 		RowsAtStart: 1000000, Server: result.ServerBrief{Version: "PostgreSQL 17.2", Fsync: "on", SynchronousCommit: "on"}}
 	load := target / capacity

@@ -166,17 +166,17 @@ type ServerBrief struct {
 
 // Probe is one probe: a fixed offered rate for a warm-up and a measured window.
 type Probe struct {
-	Workload    string    `json:"workload"`
-	SyncCommit  string    `json:"sync_commit"`
-	TargetRate  float64   `json:"target_rate"`
-	Seed        int64     `json:"seed"`
-	Conns       int       `json:"conns"`
-	PoolWaitMs  float64   `json:"pool_wait_ms"`
-	StartedAt   time.Time `json:"started_at"`
-	WarmupS     float64   `json:"warmup_s"`
-	DurationS   float64   `json:"duration_s"`    // the measured window asked for
-	MeasuredS   float64   `json:"measured_s"`    // the measured window actually run (shorter when cut)
-	RowsAtStart int64     `json:"rows_at_start"` // rows in the workload's table when the probe began
+	Workload    string     `json:"workload"`
+	SyncCommit  SyncCommit `json:"sync_commit"`
+	TargetRate  float64    `json:"target_rate"`
+	Seed        int64      `json:"seed"`
+	Conns       int        `json:"conns"`
+	PoolWaitMs  float64    `json:"pool_wait_ms"`
+	StartedAt   time.Time  `json:"started_at"`
+	WarmupS     float64    `json:"warmup_s"`
+	DurationS   float64    `json:"duration_s"`    // the measured window asked for
+	MeasuredS   float64    `json:"measured_s"`    // the measured window actually run (shorter when cut)
+	RowsAtStart int64      `json:"rows_at_start"` // rows in the workload's table when the probe began
 
 	// Books for arrivals whose intended time falls in the measured window:
 	// Scheduled == Committed + Failed.Total() + Rejected.
@@ -208,7 +208,7 @@ type Probe struct {
 
 	ClientCPUSeconds  float64 `json:"client_cpu_s"`
 	DriverThreads     int     `json:"driver_threads,omitempty"` // cores (GOMAXPROCS) the driver had at the probe's end
-	Engine            string  `json:"engine,omitempty"`         // how the driver drove its connections: loop or pgx
+	Engine            Engine  `json:"engine,omitempty"`         // how the driver drove its connections: loop or pgx
 	SchedLagP99Ms     float64 `json:"sched_lag_p99_ms"`         // the scheduler's lag behind intended times, measured window
 	DriverLimited     bool    `json:"driver_limited"`
 	DriverLimitReason string  `json:"driver_limit_reason,omitempty"`

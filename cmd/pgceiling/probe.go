@@ -29,8 +29,8 @@ var execModes = map[config.ExecMode]pgx.QueryExecMode{
 // wait late and then run up to the statement timeout (at least a second).
 func driverConfig(p *config.Probe, sync result.SyncCommit) driver.Config {
 	return driver.Config{Warmup: p.Warmup, Duration: p.Duration, Conns: p.Conns, Threads: p.Threads,
-		Engine: string(p.Engine), PoolWait: p.PoolWait, Seed: p.Seed, MaxTries: p.MaxTries,
-		SyncCommit: string(sync), Drain: p.PoolWait + max(p.Session.StatementTimeout, time.Second)}
+		Engine: p.Engine, PoolWait: p.PoolWait, Seed: p.Seed, MaxTries: p.MaxTries,
+		SyncCommit: sync, Drain: p.PoolWait + max(p.Session.StatementTimeout, time.Second)}
 }
 
 // driverSession is the settings of every driver session.
