@@ -53,10 +53,19 @@ done
 . "$root/bench/lib.sh"
 bench_setup driver_vs_pgbench
 
-# timed CMD...: runs CMD under /usr/bin/time; sets cpu (user+sys seconds) and rss_mb.
+# timed CMD...: runs CMD under /usr/bin/time; sets cpu (user+sys seconds), rss_mb and
+# steal: the share of the machine's CPU time its hypervisor gave other guests meanwhile
+# (/proc/stat). Without steal accounting per process, stolen time can land in a process's
+# CPU seconds, so a run with steal over a few percent is not comparable.
 timed() {
+  local s0 s1
+  s0="$(head -1 /proc/stat)"
   /usr/bin/time -f "%U %S %M" -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {
     echo "driver_vs_pgbench: failed: $*" >&2; tail -5 "$work/err" >&2; exit 1; }
+  s1="$(head -1 /proc/stat)"
+  steal="$(python3 -c "
+a=list(map(int,'$s0'.split()[1:])); b=list(map(int,'$s1'.split()[1:])); d=[y-x for x,y in zip(a,b)]
+print(round(100*d[7]/max(sum(d),1)))")"
   read -r u s m <"$work/time"
   cpu="$(python3 -c "print(round($u + $s, 3))")"
   rss_mb="$(python3 -c "print(round($m / 1024, 1))")"
@@ -76,24 +85,24 @@ pgc() { # workload rate [seconds [warmup [engine]]]
 if [ -z "$skipcpu" ]; then
 echo
 echo "1. client CPU per 1,000 committed transactions (${secs}s per run, $conns connections)"
-printf "%-9s %7s %-6s | %10s %9s | %10s %9s | %7s\n" workload rate engine "pgceiling" "cpu/1k tx" "pgbench" "cpu/1k tx" ratio
+printf "%-9s %7s %-6s | %10s %9s | %10s %9s | %7s | %s\n" workload rate engine "pgceiling" "cpu/1k tx" "pgbench" "cpu/1k tx" ratio "steal % (pgceiling, pgbench)"
 for w in oltp transfer; do
   for r in $rates; do
     rows_out=()
     for e in $engines; do
       pgc "$w" "$r" "$secs" 0s "$e"
-      rows_out+=("$e $(field "p['checks']['committed_total']") $cpu")
+      rows_out+=("$e $(field "p['checks']['committed_total']") $cpu $steal")
     done
     timed pgbench -n -M prepared -c "$conns" -R "$r" -T "$secs" -f "$root/bench/pgbench/$w.sql" "$dsn"
     pb_n="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/out")"
-    pb_cpu="$cpu"
+    pb_cpu="$cpu" pb_steal="$steal"
     for row in "${rows_out[@]}"; do
-      python3 - "$w" "$r" $row "$pb_n" "$pb_cpu" <<'PY'
+      python3 - "$w" "$r" $row "$pb_n" "$pb_cpu" "$pb_steal" <<'PY'
 import sys
-w, r, e, pcn, pcc, pbn, pbc = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6] or 0), float(sys.argv[7])
+w, r, e, pcn, pcc, pcs, pbn, pbc, pbs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), sys.argv[6], int(sys.argv[7] or 0), float(sys.argv[8]), sys.argv[9]
 a = pcc * 1000 / pcn if pcn else float('nan')
 b = pbc * 1000 / pbn if pbn else float('nan')
-print(f"{w:<9} {r:>7} {e:<6} | {pcn:>7} tx {a:>8.3f}s | {pbn:>7} tx {b:>8.3f}s | {a / b if b else float('nan'):>7.2f}")
+print(f"{w:<9} {r:>7} {e:<6} | {pcn:>7} tx {a:>8.3f}s | {pbn:>7} tx {b:>8.3f}s | {a / b if b else float('nan'):>7.2f} | {pcs}, {pbs}")
 PY
     done
   done
