@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// The loop engine calls Start and Step thousands of times a second: a transaction's
-// steps, with their checks passing, must not allocate.
-func TestStepsAllocateNothing(t *testing.T) {
-	o, err := newOLTP(Params{Wallets: 100, Zipf: 1, SyncCommit: true, FraudWindow: time.Hour})
+// builtinScripts are the oltp (with fraudLimit) and transfer scripts over 100 wallets.
+func builtinScripts(t *testing.T, fraudLimit int64) []Script {
+	t.Helper()
+	o, err := newOLTP(Params{Wallets: 100, Zipf: 1, SyncCommit: true, FraudWindow: time.Hour, FraudLimit: fraudLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,9 +17,15 @@ func TestStepsAllocateNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return []Script{o, tr}
+}
+
+// The loop engine calls Start and Step thousands of times a second: a transaction's
+// steps, with their checks passing, must not allocate.
+func TestStepsAllocateNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	ok := Result{Rows: 1, First: 5, HasFirst: true}
-	for _, s := range []Script{o, tr} {
+	for _, s := range builtinScripts(t, 0) {
 		var tx Tx
 		buf := make([]byte, 0, 64) // the loop's write buffer, reused
 		n := testing.AllocsPerRun(200, func() {

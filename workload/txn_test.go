@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -127,17 +126,9 @@ func TestTxnRetryKeepsValues(t *testing.T) {
 // The state machine adds nothing to a transaction's allocations: zero on the way to a
 // commit, for every built-in script.
 func TestTxnAllocatesNothing(t *testing.T) {
-	o, err := newOLTP(Params{Wallets: 100, Zipf: 1, SyncCommit: true, FraudWindow: time.Hour, FraudLimit: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := newTransfer(Params{Wallets: 100, Zipf: 1, SyncCommit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	ok := Reply{Result: Result{Rows: 1, First: 5, HasFirst: true}}
-	for _, s := range []Script{o, tr} {
+	for _, s := range builtinScripts(t, 20) {
 		var tx Txn
 		n := testing.AllocsPerRun(200, func() {
 			tx.Start(s, rng)
