@@ -4,18 +4,41 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/pgceiling/pgceiling/result"
 )
 
-// WriteDisclosure writes a server disclosure as aligned plain text (`pgceiling inspect`):
-// where the server runs, the machines, the settings (those named in order first, in that
-// order, then the rest by name), pgceiling's tables against shared_buffers, and the
-// warnings that make run and search refuse the server.
+// WriteDisclosure writes a server disclosure as aligned plain text (`pgceiling inspect`),
+// at most DefaultWidth columns wide: WriteDisclosureOpts with the default options.
 func WriteDisclosure(w io.Writer, d *result.Disclosure, order []string) error {
+	return WriteDisclosureOpts(w, d, order, TextOptions{})
+}
+
+// WriteDisclosureOpts writes a server disclosure as aligned plain text (`pgceiling
+// inspect`): where the server runs, the machines, the settings (those named in order
+// first, in that order, then the rest by name), pgceiling's tables against
+// shared_buffers, and the warnings that make run and search refuse the server. Lines
+// wrap at o.Width (a long setting's value under itself), unless o.Wide.
+func WriteDisclosureOpts(w io.Writer, d *result.Disclosure, order []string, o TextOptions) error {
+	width := o.width()
+	if o.Wide {
+		width = math.MaxInt
+	}
 	ew := bufio.NewWriter(w)
+	line := func(prefix, s string) {
+		for i, l := range wrapWords(s, width-dw(prefix), 2) {
+			if i > 0 {
+				l = strings.Repeat(" ", dw(prefix)) + l
+			} else {
+				l = prefix + l
+			}
+			fmt.Fprintln(ew, l)
+		}
+	}
 	where := "remote (or not visible from this machine)"
 	switch {
 	case d.Embedded:
@@ -23,20 +46,20 @@ func WriteDisclosure(w io.Writer, d *result.Disclosure, order []string) error {
 	case d.ServerLocal:
 		where = "on this machine"
 	}
-	fmt.Fprintf(ew, "PostgreSQL %s, %s\n", d.Version, where)
-	fmt.Fprintf(ew, "client: %d cores, %s memory\n", d.ClientCores, bytesHuman(d.ClientMemBytes))
+	line("", fmt.Sprintf("PostgreSQL %s, %s", d.Version, where))
+	line("", fmt.Sprintf("client: %d cores, %s memory", d.ClientCores, bytesHuman(d.ClientMemBytes)))
 	if d.ServerLocal {
-		fmt.Fprintf(ew, "server: %d cores, %s memory (same machine)\n", d.ServerCores, bytesHuman(d.ServerMemBytes))
+		line("", fmt.Sprintf("server: %d cores, %s memory (same machine)", d.ServerCores, bytesHuman(d.ServerMemBytes)))
 	} else {
-		fmt.Fprintln(ew, "server: cores and memory unknown (not local)")
+		line("", "server: cores and memory unknown (not local)")
 	}
 
 	fmt.Fprintln(ew, "\nSettings")
-	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', 0)
+	var names []string
 	seen := map[string]bool{}
 	for _, name := range order {
-		if v, ok := d.Settings[name]; ok && !seen[name] {
-			fmt.Fprintf(tw, "  %s\t%s\n", name, v)
+		if _, ok := d.Settings[name]; ok && !seen[name] {
+			names = append(names, name)
 			seen[name] = true
 		}
 	}
@@ -47,29 +70,37 @@ func WriteDisclosure(w io.Writer, d *result.Disclosure, order []string) error {
 		}
 	}
 	sort.Strings(extra)
-	for _, name := range extra {
-		fmt.Fprintf(tw, "  %s\t%s\n", name, d.Settings[name])
+	names = append(names, extra...)
+	nameW := 0
+	for _, name := range names {
+		nameW = max(nameW, dw(name))
 	}
-	tw.Flush()
+	for _, name := range names {
+		// The values line up after the longest name; a value too long for the line
+		// wraps under itself.
+		line(fmt.Sprintf("  %-*s  ", nameW, name), d.Settings[name])
+	}
 
 	fmt.Fprintln(ew, "\npgceiling tables")
 	switch {
 	case len(d.Tables) > 0:
 		writeTables(ew, d.Tables, "")
-		fmt.Fprintf(ew, "  data / shared_buffers: %.2f (%s of %s)\n", d.DataToSharedBuffers, bytesHuman(d.DataBytes), bytesHuman(d.SharedBuffersBytes))
+		line("  ", fmt.Sprintf("data / shared_buffers: %.2f (%s of %s)", d.DataToSharedBuffers, bytesHuman(d.DataBytes), bytesHuman(d.SharedBuffersBytes)))
 	case d.Embedded:
-		fmt.Fprintln(ew, "  none: the throwaway server is new and has no pgceiling schema (run and search create and fill one)")
+		line("  ", "none: the throwaway server is new and has no pgceiling schema (run and search create and fill one)")
 	default:
-		fmt.Fprintln(ew, "  none: this database has no pgceiling schema (`pgceiling init` creates it)")
+		line("  ", "none: this database has no pgceiling schema (`pgceiling init` creates it)")
 	}
 
 	if len(d.Warnings) > 0 {
-		fmt.Fprintln(ew, "\nWarnings (run and search refuse this server unless --allow-unsafe-server)")
+		fmt.Fprintln(ew)
+		line("", "Warnings (run and search refuse this server unless --allow-unsafe-server)")
 		for _, warn := range d.Warnings {
-			fmt.Fprintf(ew, "  ! %s\n", warn)
+			line("  ! ", warn)
 		}
 	} else {
-		fmt.Fprintln(ew, "\nNo warnings: fsync, full_page_writes and synchronous_commit are durable.")
+		fmt.Fprintln(ew)
+		line("", "No warnings: fsync, full_page_writes and synchronous_commit are durable.")
 	}
 	return ew.Flush()
 }

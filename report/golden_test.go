@@ -47,6 +47,8 @@ func TestGolden(t *testing.T) {
 		write func(*bytes.Buffer, *result.File) error
 	}{
 		{"txt", func(b *bytes.Buffer, f *result.File) error { return WriteText(b, f) }},
+		{"80.txt", func(b *bytes.Buffer, f *result.File) error { return WriteTextOpts(b, f, TextOptions{Width: 80}) }},
+		{"wide.txt", func(b *bytes.Buffer, f *result.File) error { return WriteTextOpts(b, f, TextOptions{Wide: true}) }},
 		{"md", func(b *bytes.Buffer, f *result.File) error { return WriteMarkdown(b, f) }},
 		{"csv", func(b *bytes.Buffer, f *result.File) error { return WriteCSV(b, f) }},
 	}

@@ -35,7 +35,7 @@ func writeHTML(w io.Writer, f *result.File, cmdline []string, charts []Chart) er
 	if len(cmdline) == 0 {
 		cmdline = f.CommandLine
 	}
-	m := buildModel(f)
+	m := buildModel(f, false)
 	e := html.EscapeString
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>%s</style>\n</head>\n<body>\n", e(m.Title), htmlStyle)

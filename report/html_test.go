@@ -132,6 +132,10 @@ func TestDriverLimitedWarned(t *testing.T) {
 	if err := WriteText(&b, f); err != nil {
 		t.Fatal(err)
 	}
+	var wide bytes.Buffer // the verdict whole in its cell
+	if err := WriteTextOpts(&wide, f, TextOptions{Wide: true}); err != nil {
+		t.Fatal(err)
+	}
 	// The 6,400 tx/s probe failed on its errors while the driver was also behind: the
 	// failure stands, so no "the client was the limit" warning.
 	want := "!!! WARNING: insert sync=on: the client, not the server, was the limit at 6,400 tx/s"
@@ -153,7 +157,7 @@ func TestDriverLimitedWarned(t *testing.T) {
 	if c := strings.Count(dl.String(), want); c != 2 {
 		t.Errorf("WriteText: the driver-limited warning appears %d times, want first and last:\n%s", c, dl.String())
 	}
-	if !strings.Contains(b.String(), "fail [driver limited]") {
+	if !strings.Contains(wide.String(), "fail [driver limited]") {
 		t.Errorf("WriteText(fsync-off.json): the driver-limited probe is not marked in the probes table")
 	}
 }
@@ -168,7 +172,8 @@ func TestHostStealWarned(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := WriteText(&b, f); err != nil {
+	// Wide enough that the warning is one line.
+	if err := WriteTextOpts(&b, f, TextOptions{Width: 400}); err != nil {
 		t.Fatal(err)
 	}
 	want := "!!! WARNING: insert sync=on: the hypervisor gave other guests at least 10 % of this machine's CPU during the failing probes at 6,400 tx/s (steal)"

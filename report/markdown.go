@@ -12,7 +12,7 @@ import (
 // WriteMarkdown writes the report as GitHub-flavoured Markdown: the same tables as the
 // text report, warnings as block quotes first and last, the command line as code.
 func WriteMarkdown(w io.Writer, f *result.File) error {
-	m := buildModel(f)
+	m := buildModel(f, false)
 	bw := bufio.NewWriter(w)
 	writeMarkdownWarnings(bw, m.Warnings)
 	fmt.Fprintf(bw, "# %s\n\n", m.Title)

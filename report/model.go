@@ -15,9 +15,19 @@ type table struct {
 	Header []string
 	Rows   [][]string
 	Notes  []string // lines printed after the table
-	Wrap   bool     // long cells may wrap in a terminal
-	WrapAt int      // with Wrap, the widest a cell gets before its words wrap (0: textColumnMax)
+	// Narrow says, per column, how the text report may narrow it to fit a terminal
+	// (nil or a missing entry: keep it whole). Other formats show every cell whole.
+	Narrow []narrowing
 }
+
+// narrowing is how a text table's column may be made narrower than its widest cell.
+type narrowing int
+
+const (
+	keepWhole narrowing = iota // never narrowed
+	wrapCell                   // cells wrap at their words onto more lines
+	cutToNote                  // cells are cut short, the whole cell a numbered note under the table
+)
 
 // model is what a report says, independent of the format it is written in.
 type model struct {
@@ -162,8 +172,10 @@ func disclosureLine(d *result.Disclosure) string {
 	return strings.Join(parts, " · ")
 }
 
-// buildModel turns a results file into what every textual format says.
-func buildModel(f *result.File) model {
+// buildModel turns a results file into what every textual format says. compact is for a
+// terminal: the sweeps table leaves the knee's interval, the errors at the first failing
+// rate and the bottleneck to notes under it, so that it fits 100 columns.
+func buildModel(f *result.File, compact bool) model {
 	m := model{Title: "pgceiling " + orDash(f.Command)}
 	if len(f.CommandLine) > 0 {
 		m.Meta = append(m.Meta, "command: "+strings.Join(f.CommandLine, " "))
@@ -193,16 +205,16 @@ func buildModel(f *result.File) model {
 		}
 		return m
 	}
-	m.Tables = append(m.Tables, sweepsTable(f))
+	if compact {
+		m.Tables = append(m.Tables, sweepsTableCompact(f))
+	} else {
+		m.Tables = append(m.Tables, sweepsTable(f))
+	}
 	for i := range f.Sweeps {
 		m.Tables = append(m.Tables, probesTable(&f.Sweeps[i]))
 	}
 	return m
 }
-
-// runValueMax is the widest a value of a run's figure table gets in a terminal, so the
-// table stays within about 100 columns.
-const runValueMax = 76
 
 // runTables describes one probe of a run: its books, then its latency.
 func runTables(p *result.Probe) []table {
@@ -212,8 +224,9 @@ func runTables(p *result.Probe) []table {
 	r.driver(p)
 	r.context(p)
 	kv := table{Title: fmt.Sprintf("Probe: %s sync=%s at %s tx/s", p.Workload, p.SyncCommit, rate(p.TargetRate)),
-		Header: []string{"figure", "value"}, Rows: r, Wrap: true, WrapAt: runValueMax}
-	lat := table{Title: "Latency (ms)", Header: []string{"", "p50", "p90", "p99", "p99.9", "max", "mean"}}
+		Header: []string{"figure", "value"}, Rows: r, Narrow: []narrowing{wrapCell, wrapCell}}
+	lat := table{Title: "Latency (ms)", Header: []string{"", "p50", "p90", "p99", "p99.9", "max", "mean"},
+		Narrow: []narrowing{wrapCell}}
 	for _, l := range []struct {
 		name string
 		l    result.Latency
@@ -351,42 +364,91 @@ func sweepsTable(f *result.File) table {
 		"achieved at knee", "p50 ms", "p99 ms", "errors at first failing rate", "probes", "probe-min", "bottleneck"}}
 	for i := range f.Sweeps {
 		s := &f.Sweeps[i]
-		knee, bracket := "none passed", "-"
-		if s.Knee > 0 {
-			knee = kneeWithInterval(s, "")
-			if !s.Converged {
-				knee += " (not converged)"
-			}
-		}
-		if s.Bracket.Lo > 0 || s.Bracket.Hi > 0 {
-			hi := "no failure"
-			if s.Bracket.Hi > 0 {
-				hi = rate(s.Bracket.Hi)
-			}
-			bracket = rate(s.Bracket.Lo) + " - " + hi
-		}
-		ach, p50, p99 := "-", "-", "-"
-		if k := kneeProbe(s); k != nil {
-			ach, p50, p99 = rate(k.AchievedRate), ms(k.Latency.P50), ms(k.Latency.P99)
-		}
-		errs := "-"
-		if ff := firstFailing(s); ff != nil {
-			c := ff.Failed
-			c[result.PoolTimeout] += ff.Rejected
-			errs = fmt.Sprintf("at %s: %s", rate(ff.TargetRate), classes(c))
-			if ff.Verdict != result.Fail {
-				errs += " [" + string(ff.Verdict) + "]"
-			}
-		}
-		t.Rows = append(t.Rows, []string{s.Workload, string(s.SyncCommit), knee, bracket, ach, p50, p99, errs,
+		c := sweepCells(s)
+		t.Rows = append(t.Rows, []string{s.Workload, string(s.SyncCommit), c.knee, c.bracket, c.achieved, c.p50, c.p99, c.errs,
 			fmt.Sprint(len(s.Probes)), num(s.ProbeMinutes, 1), orDash(bottleneckCell(s))})
 	}
 	for i := range f.Sweeps {
 		t.Notes = append(t.Notes, kneeNotes(&f.Sweeps[i])...)
 	}
 	t.Notes = append(t.Notes, kneeRatios(f)...)
-	t.Wrap = true
+	t.Narrow = []narrowing{wrapCell, keepWhole, cutToNote, wrapCell, keepWhole, keepWhole, keepWhole, cutToNote,
+		keepWhole, keepWhole, cutToNote}
 	return t
+}
+
+// sweepsTableCompact is the sweeps table for a terminal: the figures side by side, and
+// under it, per sweep, what does not fit a column: the knee's interval and how it was
+// made, the errors at the first failing rate and the bottleneck.
+func sweepsTableCompact(f *result.File) table {
+	t := table{Title: "Sweeps", Header: []string{"workload", "sync", "knee tx/s", "bracket tx/s",
+		"achieved at knee", "p50 ms", "p99 ms", "probes", "probe min"},
+		Narrow: []narrowing{wrapCell, keepWhole, cutToNote, wrapCell}}
+	for i := range f.Sweeps {
+		s := &f.Sweeps[i]
+		c := sweepCells(s)
+		knee := c.knee
+		if s.Knee > 0 {
+			knee = rate(s.Knee)
+			if !s.Converged {
+				knee += " (not converged)"
+			}
+		}
+		t.Rows = append(t.Rows, []string{s.Workload, string(s.SyncCommit), knee, c.bracket, c.achieved, c.p50, c.p99,
+			fmt.Sprint(len(s.Probes)), num(s.ProbeMinutes, 1)})
+		notes := kneeNotes(s)
+		var more []string
+		if c.errs != "-" {
+			more = append(more, "errors "+c.errs)
+		}
+		if bn := bottleneckCell(s); bn != "" {
+			more = append(more, "bottleneck "+bn)
+		}
+		switch {
+		case len(more) == 0:
+		case s.Interval != nil && s.Knee > 0: // notes[0] is the interval's
+			notes[0] += "; " + strings.Join(more, "; ")
+		default:
+			notes = append([]string{sweepName(s) + ": " + strings.Join(more, "; ")}, notes...)
+		}
+		t.Notes = append(t.Notes, notes...)
+	}
+	t.Notes = append(t.Notes, kneeRatios(f)...)
+	return t
+}
+
+// sweepCellText is what the sweeps tables say of one sweep.
+type sweepCellText struct{ knee, bracket, achieved, p50, p99, errs string }
+
+// sweepCells formats a sweep's knee (with its interval), bracket, the achieved rate and
+// latency at the knee and the errors at the first failing rate.
+func sweepCells(s *result.Sweep) sweepCellText {
+	c := sweepCellText{knee: "none passed", bracket: "-", achieved: "-", p50: "-", p99: "-", errs: "-"}
+	if s.Knee > 0 {
+		c.knee = kneeWithInterval(s, "")
+		if !s.Converged {
+			c.knee += " (not converged)"
+		}
+	}
+	if s.Bracket.Lo > 0 || s.Bracket.Hi > 0 {
+		hi := "no failure"
+		if s.Bracket.Hi > 0 {
+			hi = rate(s.Bracket.Hi)
+		}
+		c.bracket = rate(s.Bracket.Lo) + " - " + hi
+	}
+	if k := kneeProbe(s); k != nil {
+		c.achieved, c.p50, c.p99 = rate(k.AchievedRate), ms(k.Latency.P50), ms(k.Latency.P99)
+	}
+	if ff := firstFailing(s); ff != nil {
+		cl := ff.Failed
+		cl[result.PoolTimeout] += ff.Rejected
+		c.errs = fmt.Sprintf("at %s: %s", rate(ff.TargetRate), classes(cl))
+		if ff.Verdict != result.Fail {
+			c.errs += " [" + string(ff.Verdict) + "]"
+		}
+	}
+	return c
 }
 
 // bottleneckCell is a sweep's bottleneck line, naming the probe rate it describes: the
@@ -501,7 +563,8 @@ func probesTable(s *result.Sweep) table {
 	if s.Stop != "" {
 		t.Notes = append(t.Notes, "search stopped: "+s.Stop)
 	}
-	t.Wrap = true // a long reason wraps rather than widening the table
+	// A long verdict wraps, a long reason is cut short with the whole of it under the table.
+	t.Narrow = []narrowing{keepWhole, wrapCell, wrapCell, keepWhole, keepWhole, keepWhole, keepWhole, keepWhole, cutToNote}
 	return t
 }
 
