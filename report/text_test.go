@@ -27,7 +27,9 @@ func checkWidth(t *testing.T, what string, out string, width int) {
 // squash drops table borders and collapses runs of white space, so text wrapped onto
 // indented lines (or onto the lines of an expanded display's value cell) compares with
 // the text it came from.
-func squash(s string) string { return strings.Join(strings.Fields(strings.ReplaceAll(s, "│", " ")), " ") }
+func squash(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "│", " ")), " ")
+}
 
 // Every fixture fits 100 and 80 columns (and a narrow 50), and every cell cut short in a
 // table is printed whole under it.
