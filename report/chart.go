@@ -7,9 +7,12 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -19,39 +22,85 @@ import (
 )
 
 // Chart is one figure of a report: one plot, or a grid of aligned panels sharing an x
-// axis (Panels[row][col]). Name is its file stem ("achieved-oltp").
+// axis (Panels[row][col]). Name is its file stem ("achieved-oltp"). Each panel's legend
+// is drawn beside it, outside the data.
 type Chart struct {
 	Name   string
 	Title  string
 	Panels [][]*plot.Plot
 	Width  vg.Length
 	Height vg.Length
+
+	series map[string]color.Color // the colour of each named series (wait events), for tests
+	refs   []string               // the reference lines drawn, for tests
 }
 
-// Chart sizes: 960 x 576 px at ChartDPI.
+// Chart sizes: PNGs of 960 x 576 px at ChartDPI; SVGs of the same drawing at
+// SVGScale times that size, for slides.
 const (
 	ChartDPI    = 96
+	SVGScale    = 2
 	chartWidth  = 10 * vg.Inch
 	chartHeight = 6 * vg.Inch
 )
 
-// draw draws the chart's panels on dc.
+// legendGap is the room between a panel and its legend.
+const legendGap = 8
+
+// draw draws the chart's panels on dc, each panel's legend in a strip to the right of
+// the data, so no legend ever covers a point.
 func (c Chart) draw(dc draw.Canvas) {
-	if len(c.Panels) == 1 && len(c.Panels[0]) == 1 {
-		c.Panels[0][0].Draw(dc)
-		return
+	dc.SetColor(color.White) // the legends' strip too (an SVG is transparent otherwise)
+	dc.Fill(dc.Rectangle.Path())
+	var legW vg.Length
+	legends := make([][]plot.Legend, len(c.Panels))
+	for i, r := range c.Panels {
+		legends[i] = make([]plot.Legend, len(r))
+		for j, p := range r {
+			if p == nil {
+				continue
+			}
+			legends[i][j] = p.Legend
+			legW = max(legW, p.Legend.Rectangle(dc).Size().X)
+			empty := plot.NewLegend()
+			p.Legend = empty
+		}
+	}
+	defer func() { // the plots are drawn again for the next format
+		for i, r := range c.Panels {
+			for j, p := range r {
+				if p != nil {
+					p.Legend = legends[i][j]
+				}
+			}
+		}
+	}()
+	area := dc
+	if legW > 0 {
+		area = draw.Crop(dc, 0, -(legW + 2*legendGap), 0, 0)
 	}
 	rows, cols := len(c.Panels), 0
 	for _, r := range c.Panels {
 		cols = max(cols, len(r))
 	}
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadTop: 4, PadBottom: 4, PadLeft: 4, PadRight: 8, PadX: 20, PadY: 12}
-	canvases := plot.Align(c.Panels, tiles, dc)
+	canvases := [][]draw.Canvas{{area}}
+	if rows != 1 || cols != 1 {
+		tiles := draw.Tiles{Rows: rows, Cols: cols, PadTop: 4, PadBottom: 4, PadLeft: 4, PadRight: 8, PadX: 20, PadY: 12}
+		canvases = plot.Align(c.Panels, tiles, area)
+	}
 	for i, r := range c.Panels {
 		for j, p := range r {
-			if p != nil {
-				p.Draw(canvases[i][j])
+			if p == nil {
+				continue
 			}
+			p.Draw(canvases[i][j])
+			l := legends[i][j]
+			l.Top, l.Left = true, true
+			data := p.DataCanvas(canvases[i][j])
+			strip := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+				Min: vg.Point{X: area.Max.X + legendGap, Y: data.Min.Y},
+				Max: vg.Point{X: dc.Max.X - legendGap, Y: data.Max.Y}}}
+			l.Draw(strip)
 		}
 	}
 }
@@ -80,10 +129,13 @@ func (c Chart) WritePNG(w io.Writer) error {
 	return nil
 }
 
-// WriteSVG writes the chart as an SVG document.
+// WriteSVG writes the chart as an SVG document of SVGScale times Width x Height (the
+// same drawing, scaled: sharp on a slide).
 func (c Chart) WriteSVG(w io.Writer) error {
-	svg := vgsvg.New(c.Width, c.Height)
-	if err := c.safeDraw(draw.New(svg)); err != nil {
+	svg := vgsvg.New(c.Width*SVGScale, c.Height*SVGScale)
+	svg.Scale(SVGScale, SVGScale)
+	dc := draw.Canvas{Canvas: svg, Rectangle: vg.Rectangle{Max: vg.Point{X: c.Width, Y: c.Height}}}
+	if err := c.safeDraw(dc); err != nil {
 		return err
 	}
 	if _, err := svg.WriteTo(w); err != nil {
@@ -92,22 +144,23 @@ func (c Chart) WriteSVG(w io.Writer) error {
 	return nil
 }
 
+// The Okabe-Ito palette: eight colours told apart with every common colour-vision
+// deficiency (Okabe & Ito, "Color Universal Design", 2008).
 var (
-	syncColors = map[result.SyncCommit]color.Color{
-		result.SyncOn:  color.RGBA{R: 31, G: 119, B: 180, A: 255},
-		result.SyncOff: color.RGBA{R: 255, G: 127, B: 14, A: 255},
-	}
-	otherColor = color.RGBA{R: 44, G: 160, B: 44, A: 255}
-	grey       = color.RGBA{R: 150, G: 150, B: 150, A: 255}
-	red        = color.RGBA{R: 214, G: 39, B: 40, A: 255}
-	purple     = color.RGBA{R: 148, G: 103, B: 189, A: 255}
-	palette    = []color.Color{
-		color.RGBA{R: 31, G: 119, B: 180, A: 255}, color.RGBA{R: 255, G: 127, B: 14, A: 255},
-		color.RGBA{R: 44, G: 160, B: 44, A: 255}, color.RGBA{R: 214, G: 39, B: 40, A: 255},
-		color.RGBA{R: 148, G: 103, B: 189, A: 255}, color.RGBA{R: 140, G: 86, B: 75, A: 255},
-		color.RGBA{R: 227, G: 119, B: 194, A: 255}, color.RGBA{R: 188, G: 189, B: 34, A: 255},
-		color.RGBA{R: 23, G: 190, B: 207, A: 255}, grey,
-	}
+	okBlack     = color.RGBA{R: 0, G: 0, B: 0, A: 255}
+	okOrange    = color.RGBA{R: 230, G: 159, B: 0, A: 255}
+	okSkyBlue   = color.RGBA{R: 86, G: 180, B: 233, A: 255}
+	okGreen     = color.RGBA{R: 0, G: 158, B: 115, A: 255}
+	okYellow    = color.RGBA{R: 240, G: 228, B: 66, A: 255}
+	okBlue      = color.RGBA{R: 0, G: 114, B: 178, A: 255}
+	okVermilion = color.RGBA{R: 213, G: 94, B: 0, A: 255}
+	okPurple    = color.RGBA{R: 204, G: 121, B: 167, A: 255}
+	grey        = color.RGBA{R: 150, G: 150, B: 150, A: 255}
+	red         = okVermilion // warnings and failed transactions
+	failMark    = okBlack     // the cross on a failed probe
+	palette     = []color.Color{okBlue, okOrange, okGreen, okPurple, okSkyBlue, okVermilion, okYellow, okBlack}
+
+	syncColors = map[result.SyncCommit]color.Color{result.SyncOn: okBlue, result.SyncOff: okOrange}
 )
 
 func sweepColor(s *result.Sweep, i int) color.Color {
@@ -115,6 +168,64 @@ func sweepColor(s *result.Sweep, i int) color.Color {
 		return c
 	}
 	return palette[i%len(palette)]
+}
+
+// waitClassColors gives each wait event type (the part before the colon) its colour, the
+// same in every chart; CPU is a sample with no wait event.
+var waitClassColors = map[string]color.RGBA{
+	"CPU": okGreen, "IO": okBlue, "LWLock": okOrange, "Lock": okVermilion, "IPC": okPurple,
+	"Client": okSkyBlue, "BufferPin": okYellow, "Activity": okBlack, "Timeout": okBlack, "Extension": okBlack,
+}
+
+// waitShades orders the events of one class that charts tell apart by shade: the first
+// listed gets the class's colour, the next ones darker, then lighter, variants of it.
+var waitShades = map[string][]string{
+	"IO":     {"WALSync", "DataFileRead", "WALWrite", "DataFileWrite", "DataFileExtend"},
+	"LWLock": {"WALWrite", "WALInsert", "BufferContent", "BufferMapping", "LockManager"},
+	"Lock":   {"transactionid", "tuple", "relation", "extend"},
+}
+
+// waitColor is the colour of a wait event ("IO:WALSync", "CPU", "other") in every chart:
+// its class's colour, shaded per event within the class.
+func waitColor(event string) color.Color {
+	class, name, _ := strings.Cut(event, ":")
+	base, ok := waitClassColors[class]
+	if !ok {
+		return grey
+	}
+	shade := -1
+	for i, n := range waitShades[class] {
+		if n == name {
+			shade = i
+		}
+	}
+	if shade < 0 && name != "" { // an event not listed: a shade from its name, stable
+		h := 0
+		for _, r := range name {
+			h = h*31 + int(r)
+		}
+		shade = 1 + (h&0x7fffffff)%4
+	}
+	// 0: the base; 1, 3: darker; 2, 4: lighter.
+	f := []float64{0, -0.3, 0.35, -0.5, 0.6}[max(shade, 0)%5]
+	mix := func(v uint8) uint8 {
+		if f < 0 {
+			return uint8(float64(v) * (1 + f))
+		}
+		return uint8(float64(v) + (255-float64(v))*f)
+	}
+	return color.RGBA{R: mix(base.R), G: mix(base.G), B: mix(base.B), A: 255}
+}
+
+// sansFont is the face every chart's text is set in.
+var sansFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// sansSerif sets every text of p in sansFont, keeping its size.
+func sansSerif(p *plot.Plot) {
+	for _, f := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font,
+		&p.X.Tick.Label.Font, &p.Y.Tick.Label.Font, &p.Legend.TextStyle.Font} {
+		*f = font.From(sansFont, f.Size)
+	}
 }
 
 // Charts builds every chart the file supports: per workload, achieved vs offered rate and
@@ -146,7 +257,7 @@ func Charts(f *result.File) (charts []Chart, err error) {
 			return nil, err
 		}
 		charts = append(charts, c)
-		c, err = latencyChart(w, byWorkload[w])
+		c, err = latencyChart(w, byWorkload[w], sloMs(f))
 		if err != nil {
 			return nil, err
 		}
@@ -182,6 +293,16 @@ func Charts(f *result.File) (charts []Chart, err error) {
 		}
 	}
 	return charts, nil
+}
+
+// sloMs is the p99 SLO the command was given (its config's "p99-slo", a duration such
+// as "250ms"), in milliseconds; 0 when none was.
+func sloMs(f *result.File) float64 {
+	d, err := time.ParseDuration(strings.TrimSpace(f.Config["p99-slo"]))
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return float64(d) / float64(time.Millisecond)
 }
 
 func slug(parts ...string) string {
@@ -223,8 +344,90 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Y.Label.Text = y
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
-	p.Legend.Left = true
+	sansSerif(p)
 	return p
+}
+
+// nearData is an axis range around the data [lo, hi]: 5 % of the span (or of the value)
+// on each side, not below 0 for data that is not, so the axis starts near the data rather
+// than at 0 and the differences that matter fill the plot.
+func nearData(lo, hi float64) (float64, float64) {
+	if lo > hi {
+		return 0, 1
+	}
+	pad := (hi - lo) * 0.05
+	if pad == 0 {
+		pad = math.Max(math.Abs(hi)*0.05, 1)
+	}
+	min := lo - pad
+	if lo >= 0 && min < 0 {
+		min = 0
+	}
+	return min, hi + pad
+}
+
+// kneeLabels writes the knees' labels beside their rings, each moved down (or up) until it
+// overlaps no other label, and kept within the data area.
+type kneeLabels struct {
+	at     []plotter.XY
+	labels []string
+	colors []color.Color
+}
+
+func (k *kneeLabels) add(at plotter.XY, label string, col color.Color) {
+	k.at, k.labels, k.colors = append(k.at, at), append(k.labels, label), append(k.colors, col)
+}
+
+func (k *kneeLabels) style(i int) text.Style {
+	sty := text.Style{Font: font.From(sansFont, 11), Color: k.colors[i], XAlign: draw.XLeft, YAlign: draw.YBottom,
+		Handler: plot.DefaultTextHandler}
+	return sty
+}
+
+// layout places the labels on the data canvas c: to the right of and below each knee (to
+// its left when that runs off the plot), moved past the labels placed before it.
+func (k *kneeLabels) layout(c draw.Canvas, p *plot.Plot) []vg.Rectangle {
+	trX, trY := p.Transforms(&c)
+	const gap = vg.Length(10)
+	var placed []vg.Rectangle
+	for i, at := range k.at {
+		size := k.style(i).Rectangle(k.labels[i]).Size()
+		x := trX(at.X) + gap
+		if x+size.X > c.Max.X {
+			x = trX(at.X) - gap - size.X
+		}
+		x = max(x, c.Min.X)
+		y := trY(at.Y) - gap - size.Y
+		r := vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + size.X, Y: y + size.Y}}
+		step := -(size.Y + 2)
+		for tries := 0; tries < 2*len(placed)+2 && (overlapsAny(r, placed) || r.Min.Y < c.Min.Y || r.Max.Y > c.Max.Y); tries++ {
+			if r.Min.Y+step < c.Min.Y { // no room below: go up from the knee instead
+				step = size.Y + 2
+				r = vg.Rectangle{Min: vg.Point{X: x, Y: trY(at.Y) + gap}, Max: vg.Point{X: x + size.X, Y: trY(at.Y) + gap + size.Y}}
+				continue
+			}
+			r.Min.Y += step
+			r.Max.Y += step
+		}
+		placed = append(placed, r)
+	}
+	return placed
+}
+
+func overlapsAny(r vg.Rectangle, others []vg.Rectangle) bool {
+	for _, o := range others {
+		if r.Min.X < o.Max.X && o.Min.X < r.Max.X && r.Min.Y < o.Max.Y && o.Min.Y < r.Max.Y {
+			return true
+		}
+	}
+	return false
+}
+
+// Plot draws the labels (plot.Plotter).
+func (k *kneeLabels) Plot(c draw.Canvas, p *plot.Plot) {
+	for i, r := range k.layout(c, p) {
+		c.FillText(k.style(i), r.Min, k.labels[i])
+	}
 }
 
 // byRate returns the sweep's probes in offered-rate order (retries of a rate: the last).
@@ -246,19 +449,24 @@ func byRate(s *result.Sweep) []*result.Probe {
 func achievedChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 	p := newPlot(workload+": achieved vs offered rate", "offered rate (tx/s)", "achieved rate (tx/s)")
 	p.X.Tick.Marker, p.Y.Tick.Marker = rateTicks{}, rateTicks{}
-	var maxRate float64
+	minRate, maxRate := math.Inf(1), 0.0
 	for _, s := range sweeps {
 		for _, pr := range s.Probes {
-			maxRate = max(maxRate, pr.TargetRate, pr.AchievedRate)
+			minRate, maxRate = min(minRate, pr.TargetRate, pr.AchievedRate), max(maxRate, pr.TargetRate, pr.AchievedRate)
 		}
 	}
-	diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: maxRate, Y: maxRate}})
+	if math.IsInf(minRate, 1) {
+		minRate = 0
+	}
+	diag, err := plotter.NewLine(plotter.XYs{{X: minRate, Y: minRate}, {X: maxRate, Y: maxRate}})
 	if err != nil {
 		return Chart{}, fmt.Errorf("chart achieved %s: %w", workload, err)
 	}
 	diag.Color, diag.Dashes = grey, []vg.Length{vg.Points(4), vg.Points(4)}
 	p.Add(diag)
 	p.Legend.Add("achieved = offered", diag)
+	knees := &kneeLabels{}
+	failedShown := false
 	for i, s := range sweeps {
 		col := sweepColor(s, i)
 		probes := byRate(s)
@@ -270,21 +478,13 @@ func achievedChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 				fails = append(fails, xy)
 			}
 		}
-		legend := "sync=" + string(s.SyncCommit)
-		if len(fails) > 0 {
-			legend += " (x = failed probe)"
-		}
-		if err := addLinePoints(p, all, col, legend, nil); err != nil {
+		if err := addLinePoints(p, all, col, "sync="+string(s.SyncCommit), nil); err != nil {
 			return Chart{}, fmt.Errorf("chart achieved %s: %w", workload, err)
 		}
-		if len(fails) > 0 {
-			sc, err := plotter.NewScatter(fails)
-			if err != nil {
-				return Chart{}, fmt.Errorf("chart achieved %s: %w", workload, err)
-			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: red, Radius: vg.Points(7), Shape: draw.CrossGlyph{}}
-			p.Add(sc)
+		if err := markFailed(p, fails, !failedShown); err != nil {
+			return Chart{}, fmt.Errorf("chart achieved %s: %w", workload, err)
 		}
+		failedShown = failedShown || len(fails) > 0
 		if k := kneeProbe(s); k != nil {
 			at := plotter.XY{X: k.TargetRate, Y: k.AchievedRate}
 			if iv := s.Interval; iv != nil && iv.Hi >= iv.Lo {
@@ -295,15 +495,16 @@ func achievedChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 				}
 				bar.Color, bar.Width, bar.CapWidth = col, vg.Points(2), vg.Points(8)
 				p.Add(bar)
-				maxRate = max(maxRate, iv.Hi)
+				minRate, maxRate = min(minRate, iv.Lo), max(maxRate, iv.Hi)
 			}
-			if err := markKnee(p, at, col, fmt.Sprintf("knee sync=%s: %s", s.SyncCommit, kneeWithInterval(s, " tx/s"))); err != nil {
+			if err := markKnee(p, knees, at, col, fmt.Sprintf("knee sync=%s: %s", s.SyncCommit, kneeWithInterval(s, " tx/s"))); err != nil {
 				return Chart{}, fmt.Errorf("chart achieved %s: %w", workload, err)
 			}
 		}
 	}
-	p.X.Min, p.Y.Min = 0, 0
-	p.X.Max, p.Y.Max = math.Max(maxRate, 1)*1.05, math.Max(maxRate, 1)*1.05
+	p.Add(knees)
+	p.X.Min, p.X.Max = nearData(minRate, math.Max(maxRate, 1))
+	p.Y.Min, p.Y.Max = p.X.Min, p.X.Max
 	return Chart{Name: slug("achieved", workload), Title: p.Title.Text, Panels: [][]*plot.Plot{{p}}, Width: chartWidth, Height: chartHeight}, nil
 }
 
@@ -335,41 +536,68 @@ func addLinePoints(p *plot.Plot, xys plotter.XYs, col color.Color, legend string
 	return nil
 }
 
-// markKnee rings the knee and labels it.
-func markKnee(p *plot.Plot, at plotter.XY, col color.Color, label string) error {
+// markKnee rings the knee and queues its label in labels (drawn last, clear of the others).
+func markKnee(p *plot.Plot, labels *kneeLabels, at plotter.XY, col color.Color, label string) error {
 	ring, err := plotter.NewScatter(plotter.XYs{at})
 	if err != nil {
 		return err
 	}
 	ring.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(9), Shape: draw.RingGlyph{}}
-	lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{at}, Labels: []string{label}})
-	if err != nil {
-		return err
-	}
-	lbl.Offset = vg.Point{X: vg.Points(10), Y: vg.Points(-14)}
-	for i := range lbl.TextStyle {
-		lbl.TextStyle[i].Color = col
-	}
-	p.Add(ring, lbl)
+	p.Add(ring)
+	labels.add(at, label, col)
 	return nil
 }
 
-// latencyChart: p50 (dashed) and p99 (solid) against offered rate, log scale, per sweep.
-func latencyChart(workload string, sweeps []*result.Sweep) (Chart, error) {
+// markFailed crosses the failed probes, with a legend entry when legend is set.
+func markFailed(p *plot.Plot, fails plotter.XYs, legend bool) error {
+	if len(fails) == 0 {
+		return nil
+	}
+	sc, err := plotter.NewScatter(fails)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: failMark, Radius: vg.Points(6), Shape: draw.CrossGlyph{}}
+	p.Add(sc)
+	if legend {
+		p.Legend.Add("failed probe", sc)
+	}
+	return nil
+}
+
+// refLine draws a horizontal reference line at y across the plot, named in the legend.
+func refLine(p *plot.Plot, y float64, col color.Color, name string) {
+	l := plotter.NewFunction(func(float64) float64 { return y })
+	l.Color, l.Width, l.Dashes = col, vg.Points(1.5), []vg.Length{vg.Points(8), vg.Points(4)}
+	p.Add(l)
+	p.Legend.Add(name, l)
+}
+
+// latencyChart: p50 (dashed) and p99 (solid) against offered rate, log scale, per sweep;
+// failed probes crossed, the knee ringed, the pool wait and the p99 SLO (when the
+// command set one) as reference lines.
+func latencyChart(workload string, sweeps []*result.Sweep, sloMs float64) (Chart, error) {
 	p := newPlot(workload+": latency vs offered rate (intended start to commit)", "offered rate (tx/s)", "latency (ms, log scale)")
 	p.Y.Scale = plot.LogScale{}
 	p.X.Tick.Marker = rateTicks{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	pos := func(v float64) float64 { return math.Max(v, 0.01) }
+	knees := &kneeLabels{}
+	failedShown := false
+	var poolWait float64
 	for i, s := range sweeps {
 		col := sweepColor(s, i)
-		var p50, p99 plotter.XYs
+		var p50, p99, fails plotter.XYs
 		for _, pr := range byRate(s) {
+			poolWait = max(poolWait, pr.PoolWaitMs)
 			if pr.Latency.Count == 0 && pr.Committed == 0 {
 				continue
 			}
 			p50 = append(p50, plotter.XY{X: pr.TargetRate, Y: pos(pr.Latency.P50)})
 			p99 = append(p99, plotter.XY{X: pr.TargetRate, Y: pos(pr.Latency.P99)})
+			if failing(pr) {
+				fails = append(fails, p99[len(p99)-1])
+			}
 		}
 		if err := addLinePoints(p, p99, col, "p99 sync="+string(s.SyncCommit), nil); err != nil {
 			return Chart{}, fmt.Errorf("chart latency %s: %w", workload, err)
@@ -377,16 +605,23 @@ func latencyChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 		if err := addLinePoints(p, p50, col, "p50 sync="+string(s.SyncCommit), []vg.Length{vg.Points(5), vg.Points(3)}); err != nil {
 			return Chart{}, fmt.Errorf("chart latency %s: %w", workload, err)
 		}
+		if err := markFailed(p, fails, !failedShown); err != nil {
+			return Chart{}, fmt.Errorf("chart latency %s: %w", workload, err)
+		}
+		failedShown = failedShown || len(fails) > 0
 		if k := kneeProbe(s); k != nil {
-			if err := markKnee(p, plotter.XY{X: k.TargetRate, Y: pos(k.Latency.P99)}, col, "knee sync="+string(s.SyncCommit)); err != nil {
+			if err := markKnee(p, knees, plotter.XY{X: k.TargetRate, Y: pos(k.Latency.P99)}, col, "knee sync="+string(s.SyncCommit)); err != nil {
 				return Chart{}, fmt.Errorf("chart latency %s: %w", workload, err)
 			}
 		}
 	}
+	p.Add(knees)
 	// A log axis needs a positive range, also when no probe committed anything.
 	lo, hi := math.Inf(1), math.Inf(-1)
+	xlo, xhi := math.Inf(1), 0.0
 	for _, s := range sweeps {
 		for _, pr := range s.Probes {
+			xlo, xhi = min(xlo, pr.TargetRate), max(xhi, pr.TargetRate)
 			if pr.Latency.Count > 0 || pr.Committed > 0 {
 				lo, hi = math.Min(lo, pos(pr.Latency.P50)), math.Max(hi, pos(pr.Latency.P99))
 			}
@@ -395,9 +630,24 @@ func latencyChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		lo, hi = 1, 1000
 	}
+	c := Chart{Name: slug("latency", workload), Width: chartWidth, Height: chartHeight}
+	if poolWait > 0 {
+		refLine(p, poolWait, okBlack, "pool wait "+ms(poolWait)+" ms")
+		c.refs = append(c.refs, "pool wait")
+		hi = max(hi, poolWait)
+	}
+	if sloMs > 0 {
+		refLine(p, sloMs, okPurple, "p99 SLO "+ms(sloMs)+" ms")
+		c.refs = append(c.refs, "p99 SLO")
+		lo, hi = min(lo, sloMs), max(hi, sloMs)
+	}
 	p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
-	p.X.Min = 0
-	return Chart{Name: slug("latency", workload), Title: p.Title.Text, Panels: [][]*plot.Plot{{p}}, Width: chartWidth, Height: chartHeight}, nil
+	if math.IsInf(xlo, 1) {
+		xlo = 0
+	}
+	p.X.Min, p.X.Max = nearData(xlo, math.Max(xhi, 1))
+	c.Title, c.Panels = p.Title.Text, [][]*plot.Plot{{p}}
+	return c, nil
 }
 
 // timelineChart: a probe's per-second series, rates on top and p99 below, warm-up marked.
@@ -405,7 +655,6 @@ func timelineChart(s *result.Sweep, pr *result.Probe, kind, label string) (Chart
 	title := fmt.Sprintf("%s: %s, %s tx/s offered (%s)", sweepName(s), label, rate(pr.TargetRate), orDash(string(pr.Verdict)))
 	top := newPlot(title, "", "per second (tx/s)")
 	bottom := newPlot("", "time since probe start (s)", "p99 latency (ms)")
-	top.Legend.Left, bottom.Legend.Left = false, false
 	top.Y.Tick.Marker = rateTicks{}
 	var offered, committed, errs, p99, queue plotter.XYs
 	warmEnd := -1.0
@@ -425,15 +674,15 @@ func timelineChart(s *result.Sweep, pr *result.Probe, kind, label string) (Chart
 		col    color.Color
 		name   string
 		dashes []vg.Length
-	}{{offered, grey, "offered", []vg.Length{vg.Points(4), vg.Points(3)}}, {committed, syncColors[result.SyncOn], "committed", nil}, {errs, red, "failed + rejected", nil}} {
+	}{{offered, grey, "offered", []vg.Length{vg.Points(4), vg.Points(3)}}, {committed, okBlue, "committed", nil}, {errs, red, "failed + rejected", nil}} {
 		if err := addLinePoints(top, l.xys, l.col, l.name, l.dashes); err != nil {
 			return Chart{}, fmt.Errorf("chart timeline: %w", err)
 		}
 	}
-	if err := addLinePoints(bottom, p99, purple, "p99 latency", nil); err != nil {
+	if err := addLinePoints(bottom, p99, okPurple, "p99 latency", nil); err != nil {
 		return Chart{}, fmt.Errorf("chart timeline: %w", err)
 	}
-	if err := addLinePoints(bottom, queue, otherColor, "queue wait p99", []vg.Length{vg.Points(4), vg.Points(3)}); err != nil {
+	if err := addLinePoints(bottom, queue, okGreen, "queue wait p99", []vg.Length{vg.Points(4), vg.Points(3)}); err != nil {
 		return Chart{}, fmt.Errorf("chart timeline: %w", err)
 	}
 	if warmEnd > 0 {
@@ -442,7 +691,7 @@ func timelineChart(s *result.Sweep, pr *result.Probe, kind, label string) (Chart
 			if p == bottom {
 				_, _, _, ymax = plotter.XYRange(p99)
 			}
-			l, err := plotter.NewLine(plotter.XYs{{X: warmEnd, Y: 0}, {X: warmEnd, Y: ymax}})
+			l, err := plotter.NewLine(plotter.XYs{{X: warmEnd, Y: 0}, {X: warmEnd, Y: ymax * 1.05}})
 			if err != nil {
 				return Chart{}, fmt.Errorf("chart timeline: %w", err)
 			}
@@ -453,17 +702,29 @@ func timelineChart(s *result.Sweep, pr *result.Probe, kind, label string) (Chart
 			}
 		}
 	}
-	// Headroom above the lines for the legend.
-	_, _, _, ymax := plotter.XYRange(offered)
-	top.Y.Max = math.Max(ymax, 1) * 1.45
-	_, _, _, ymax = plotter.XYRange(p99)
-	bottom.Y.Max = math.Max(ymax, 1) * 1.45
+	// The axes start near the data: the per-second rates' dips and the latency's rise
+	// fill the panels.
+	top.Y.Min, top.Y.Max = nearData(seriesRange(offered, committed, errs))
+	bottom.Y.Min, bottom.Y.Max = nearData(seriesRange(p99, queue))
 	for _, p := range []*plot.Plot{top, bottom} {
-		p.X.Min, p.Y.Min = 0, 0
-		p.Legend.Left = true
+		p.X.Min, p.X.Max = 0, math.Max(float64(len(pr.Series)), 1)
 	}
 	return Chart{Name: slug("timeline", s.Workload, "sync", string(s.SyncCommit), kind), Title: title,
 		Panels: [][]*plot.Plot{{top}, {bottom}}, Width: chartWidth, Height: chartHeight}, nil
+}
+
+// seriesRange is the lowest and highest y of the series.
+func seriesRange(series ...plotter.XYs) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, xys := range series {
+		for _, xy := range xys {
+			lo, hi = min(lo, xy.Y), max(hi, xy.Y)
+		}
+	}
+	if lo > hi {
+		return 0, 1
+	}
+	return lo, hi
 }
 
 // maxWaitSeries is how many wait events get their own colour; the rest are "other".
@@ -530,8 +791,8 @@ func waitsChart(s *result.Sweep) (Chart, bool, error) {
 	}
 	title := sweepName(s) + ": wait events per probe (x = failed)"
 	p := newPlot(title, "offered rate (tx/s)", "share of active samples (%)")
-	p.Legend.Left = false
-	p.Legend.XOffs = -vg.Points(6)
+	c := Chart{Name: slug("waits", s.Workload, "sync", string(s.SyncCommit)), Title: title,
+		Width: chartWidth, Height: chartHeight, series: map[string]color.Color{}}
 	width := vg.Points(math.Max(8, math.Min(40, 500/float64(len(probes)))))
 	var below *plotter.BarChart
 	for i, e := range events {
@@ -539,7 +800,8 @@ func waitsChart(s *result.Sweep) (Chart, bool, error) {
 		if err != nil {
 			return Chart{}, false, fmt.Errorf("chart waits %s: %w", sweepName(s), err)
 		}
-		b.Color = palette[i%len(palette)]
+		b.Color = waitColor(e)
+		c.series[e] = b.Color
 		b.LineStyle.Width = 0
 		if below != nil {
 			b.StackOn(below)
@@ -549,9 +811,7 @@ func waitsChart(s *result.Sweep) (Chart, bool, error) {
 		p.Legend.Add(e, b)
 	}
 	p.NominalX(names...)
-	// Room on the right for the legend, beside the bars rather than over them.
-	p.X.Max = float64(len(probes)) + 1.5
-	p.Y.Min, p.Y.Max = 0, 100
-	return Chart{Name: slug("waits", s.Workload, "sync", string(s.SyncCommit)), Title: title,
-		Panels: [][]*plot.Plot{{p}}, Width: chartWidth, Height: chartHeight}, true, nil
+	p.Y.Min, p.Y.Max = 0, 100 // shares: the whole scale is the point
+	c.Panels = [][]*plot.Plot{{p}}
+	return c, true, nil
 }
