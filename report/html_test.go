@@ -26,7 +26,7 @@ func TestHTMLSelfContained(t *testing.T) {
 	if !strings.Contains(page, strings.Join(f.CommandLine, " ")) {
 		t.Errorf("WriteHTML: the command line %q is missing", strings.Join(f.CommandLine, " "))
 	}
-	warn := `<div class="warning">WARNING: fsync=off`
+	warn := `<div class="warning" role="alert">WARNING: fsync=off`
 	first, last := strings.Index(page, warn), strings.LastIndex(page, warn)
 	if first < 0 || first > strings.Index(page, "<h1>") || last < strings.LastIndex(page, "<figure") {
 		t.Errorf("WriteHTML: the fsync warning must come before the title and after the charts (first %d, last %d)", first, last)
@@ -179,5 +179,53 @@ func TestHostStealWarned(t *testing.T) {
 	want := "!!! WARNING: insert sync=on: the hypervisor gave other guests at least 10 % of this machine's CPU during the failing probes at 6,400 tx/s (steal)"
 	if c := strings.Count(b.String(), want); c != 2 {
 		t.Errorf("WriteText with a host_steal probe: warning %q printed %d times, want first and last:\n%s", want, c, b.String())
+	}
+}
+
+// The page is laid out for people and screen readers: a viewport, a table of contents
+// whose links all land, tables with captions and header scopes, and each sweep's charts
+// in the section of its probes table.
+func TestHTMLStructure(t *testing.T) {
+	f := readFixture(t, "search.json")
+	var b bytes.Buffer
+	if err := WriteHTML(&b, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if !strings.Contains(page, `<meta name="viewport" content="width=device-width, initial-scale=1">`) {
+		t.Errorf("WriteHTML: no viewport meta tag")
+	}
+	nav := page[strings.Index(page, "<nav"):strings.Index(page, "</nav>")]
+	links := regexp.MustCompile(`href="#([^"]+)"`).FindAllStringSubmatch(nav, -1)
+	if len(links) != 1+1+len(f.Sweeps) { // server, sweeps, one per sweep
+		t.Errorf("WriteHTML: the contents have %d links, want %d:\n%s", len(links), 2+len(f.Sweeps), nav)
+	}
+	for _, l := range links {
+		if !strings.Contains(page, `id="`+l[1]+`"`) {
+			t.Errorf("WriteHTML: the contents link to #%s, which is not in the page", l[1])
+		}
+	}
+	tables, captions := strings.Count(page, "<table>"), strings.Count(page, "<caption>")
+	if tables == 0 || tables != captions {
+		t.Errorf("WriteHTML: %d tables, %d captions; want one caption per table", tables, captions)
+	}
+	if strings.Contains(page, "<th>") {
+		t.Errorf("WriteHTML: a header cell without scope")
+	}
+	for i := range f.Sweeps {
+		s := &f.Sweeps[i]
+		key := slug(s.Workload, "sync", string(s.SyncCommit))
+		start := strings.Index(page, `<section id="sweep-`+key+`">`)
+		end := start + strings.Index(page[max(start, 0):], "</section>")
+		if start < 0 {
+			t.Errorf("WriteHTML: no section for %s", key)
+			continue
+		}
+		sec := page[start:end]
+		for _, want := range []string{"<caption>Probes: " + sweepName(s) + "</caption>", `<figure id="waits-` + key + `">`, `<figure id="timeline-` + key + `-knee">`} {
+			if !strings.Contains(sec, want) {
+				t.Errorf("WriteHTML: the section of %s lacks %s", key, want)
+			}
+		}
 	}
 }

@@ -381,24 +381,34 @@ func splitAt(s string, width int) (string, string) {
 // numericCell matches a cell that is a number: "1,234", "0.07%", "<0.01%", "975 - 1,000".
 var numericCell = regexp.MustCompile(`^<?[0-9][0-9,.]*%?( - [0-9][0-9,.]*)?$`)
 
-// numericRight aligns right the columns whose every cell is a number (or "-").
-func numericRight(t table) []tw.Align {
-	aligns := make([]tw.Align, len(t.Header))
+// numericColumns says which columns have only numbers (or "-") in their cells: those are
+// aligned right.
+func numericColumns(t table) []bool {
+	numeric := make([]bool, len(t.Header))
 	for c := range t.Header {
-		aligns[c] = tw.AlignRight
-		numbers := 0
+		numbers, other := 0, false
 		for _, r := range t.Rows {
 			if c >= len(r) || r[c] == "-" {
 				continue
 			}
 			if !numericCell.MatchString(r[c]) {
-				aligns[c] = tw.AlignLeft
+				other = true
 				break
 			}
 			numbers++
 		}
-		if numbers == 0 {
-			aligns[c] = tw.AlignLeft
+		numeric[c] = numbers > 0 && !other
+	}
+	return numeric
+}
+
+// numericRight aligns right the numeric columns.
+func numericRight(t table) []tw.Align {
+	aligns := make([]tw.Align, len(t.Header))
+	for c, n := range numericColumns(t) {
+		aligns[c] = tw.AlignLeft
+		if n {
+			aligns[c] = tw.AlignRight
 		}
 	}
 	return aligns
