@@ -156,18 +156,45 @@ func identityCols[T any](row func(T) *probeRow, when func(T) string, whenName st
 	}
 }
 
+// subCol is a number column of a part of the probe row that may be missing (nil: an
+// empty cell), such as the observation or the fraud check.
+func subCol[P any](name string, dec int, part func(*probeRow) *P, f func(*P) float64) column[*probeRow] {
+	return optCol(name, dec, func(r *probeRow) (float64, bool) {
+		if x := part(r); x != nil {
+			return f(x), true
+		}
+		return 0, false
+	})
+}
+
+// subText is a text column of a part of the probe row that may be missing.
+func subText[P any](name string, part func(*probeRow) *P, f func(*P) string) column[*probeRow] {
+	return textCol(name, func(r *probeRow) string {
+		if x := part(r); x != nil {
+			return f(x)
+		}
+		return ""
+	})
+}
+
+// The parts of a probe row that may be missing.
+func ofObservation(r *probeRow) *result.Observation { return r.p.Observation }
+func ofInterval(r *probeRow) *result.Interval       { return r.s.Interval }
+func ofFraudCheck(r *probeRow) *result.CheckRead    { return r.p.FraudCheck }
+func ofBackfill(r *probeRow) *result.Backfill       { return r.p.Backfill }
+func ofRestore(r *probeRow) *result.Restore         { return r.p.Restore }
+func ofSteady(r *probeRow) *result.Steady           { return r.p.Steady }
+func ofWaitGrowth(r *probeRow) *result.WaitShift {
+	if o := r.p.Observation; o != nil {
+		return o.WaitGrowth
+	}
+	return nil
+}
+
 // probeColumns are probes.csv's columns. Columns are only ever added at the end.
 func probeColumns() []column[*probeRow] {
 	self := func(r *probeRow) *probeRow { return r }
 	cols := identityCols(self, func(r *probeRow) string { return timestamp(r.p.StartedAt) }, "started_at_utc")
-	obs := func(f func(*result.Observation) float64) func(*probeRow) (float64, bool) {
-		return func(r *probeRow) (float64, bool) {
-			if r.p.Observation == nil {
-				return 0, false
-			}
-			return f(r.p.Observation), true
-		}
-	}
 	cols = append(cols,
 		textCol("verdict", func(r *probeRow) string { return string(r.p.Verdict) }),
 		textCol("reason", func(r *probeRow) string { return r.p.Reason }),
@@ -176,7 +203,7 @@ func probeColumns() []column[*probeRow] {
 		intCol("committed_tx", func(r *probeRow) int64 { return r.p.Committed }),
 		intCol("rejected_tx", func(r *probeRow) int64 { return r.p.Rejected }))
 	cols = append(cols, failedCols(func(r *probeRow) *result.Counts { return &r.p.Failed })...)
-	cols = append(cols,
+	return append(cols,
 		numCol("error_rate_frac", decFrac, func(r *probeRow) float64 { return r.p.ErrorRate() }),
 		numCol("achieved_rate_tx_s", decRate, func(r *probeRow) float64 { return r.p.AchievedRate }),
 		numCol("measured_s", decS, func(r *probeRow) float64 { return r.p.MeasuredS }),
@@ -192,119 +219,36 @@ func probeColumns() []column[*probeRow] {
 		boolCol("driver_limited", func(r *probeRow) bool { return r.p.DriverLimited }),
 		boolCol("interrupted", func(r *probeRow) bool { return r.p.Interrupted }),
 		boolCol("rows_ok", func(r *probeRow) bool { return r.p.Checks.RowsOK }),
-		textCol("balance_ok", func(r *probeRow) string {
-			if b := r.p.Checks.BalanceOK; b != nil {
-				return strconv.FormatBool(*b)
-			}
-			return ""
-		}),
-		optCol("wal_bytes_per_tx", decPerTx, obs(func(o *result.Observation) float64 { return o.WAL.BytesPerTx })),
-		optCol("wal_syncs_per_tx", decPerTx, obs(func(o *result.Observation) float64 { return o.WAL.SyncsPerTx })),
-		optCol("server_cpu_share_frac", decFrac, obs(func(o *result.Observation) float64 { return o.ServerCPUShare })),
-		textCol("bottleneck", func(r *probeRow) string {
-			if o := r.p.Observation; o != nil {
-				return o.Bottleneck
-			}
-			return ""
-		}),
+		subText("balance_ok", func(r *probeRow) *bool { return r.p.Checks.BalanceOK }, func(b *bool) string { return strconv.FormatBool(*b) }),
+		subCol("wal_bytes_per_tx", decPerTx, ofObservation, func(o *result.Observation) float64 { return o.WAL.BytesPerTx }),
+		subCol("wal_syncs_per_tx", decPerTx, ofObservation, func(o *result.Observation) float64 { return o.WAL.SyncsPerTx }),
+		subCol("server_cpu_share_frac", decFrac, ofObservation, func(o *result.Observation) float64 { return o.ServerCPUShare }),
+		subText("bottleneck", ofObservation, func(o *result.Observation) string { return o.Bottleneck }),
 		// The sweep's figures, repeated on each of its probes' rows.
 		numCol("knee_tx_s", decRate, func(r *probeRow) float64 { return r.s.Knee }),
-		optCol("knee_lo_tx_s", decRate, func(r *probeRow) (float64, bool) { return ivField(r.s, func(iv *result.Interval) float64 { return iv.Lo }) }),
-		optCol("knee_hi_tx_s", decRate, func(r *probeRow) (float64, bool) { return ivField(r.s, func(iv *result.Interval) float64 { return iv.Hi }) }),
-		optCol("interval_level_frac", decFrac, func(r *probeRow) (float64, bool) {
-			return ivField(r.s, func(iv *result.Interval) float64 { return iv.Level })
-		}),
+		subCol("knee_lo_tx_s", decRate, ofInterval, func(iv *result.Interval) float64 { return iv.Lo }),
+		subCol("knee_hi_tx_s", decRate, ofInterval, func(iv *result.Interval) float64 { return iv.Hi }),
+		subCol("interval_level_frac", decFrac, ofInterval, func(iv *result.Interval) float64 { return iv.Level }),
 		optCol("bottleneck_rate_tx_s", decRate, func(r *probeRow) (float64, bool) { return r.s.BottleneckRate, r.s.BottleneckRate > 0 }),
 		intCol("committed_in_window_tx", func(r *probeRow) int64 { return r.p.CommittedInWindow }),
 		intCol("drain_committed_tx", func(r *probeRow) int64 { return r.p.DrainCommitted }),
 		textCol("cut_by", func(r *probeRow) string { return r.p.CutBy }),
-		numCol("sched_lag_p99_ms", decMs, func(r *probeRow) float64 { return r.p.SchedLagP99Ms }))
-	fraud := func(name string, f func(*result.CheckRead) float64) column[*probeRow] {
-		return optCol(name, decRows, func(r *probeRow) (float64, bool) {
-			if c := r.p.FraudCheck; c != nil {
-				return f(c), true
-			}
-			return 0, false
-		})
-	}
-	cols = append(cols,
-		fraud("fraud_check_p50_rows", func(c *result.CheckRead) float64 { return c.P50 }),
-		fraud("fraud_check_p99_rows", func(c *result.CheckRead) float64 { return c.P99 }),
-		fraud("fraud_check_p50_first_third_rows", func(c *result.CheckRead) float64 { return c.FirstP50 }),
-		fraud("fraud_check_p50_last_third_rows", func(c *result.CheckRead) float64 { return c.LastP50 }),
-		optCol("backfill_rows", 0, func(r *probeRow) (float64, bool) {
-			if b := r.p.Backfill; b != nil {
-				return float64(b.Rows), true
-			}
-			return 0, false
-		}),
-		optCol("backfill_s", decS, func(r *probeRow) (float64, bool) {
-			if b := r.p.Backfill; b != nil {
-				return b.Seconds, true
-			}
-			return 0, false
-		}),
-		optCol("restore_s", decS, func(r *probeRow) (float64, bool) {
-			if x := r.p.Restore; x != nil {
-				return x.Seconds, true
-			}
-			return 0, false
-		}))
-	steady := func(name string, f func(*result.Steady) float64) column[*probeRow] {
-		return optCol(name, decSlope, func(r *probeRow) (float64, bool) {
-			if v := r.p.Steady; v != nil {
-				return f(v), true
-			}
-			return 0, false
-		})
-	}
-	steadyText := func(name string, f func(*result.Steady) string) column[*probeRow] {
-		return textCol(name, func(r *probeRow) string {
-			if v := r.p.Steady; v != nil {
-				return f(v)
-			}
-			return ""
-		})
-	}
-	growth := func(r *probeRow) *result.WaitShift {
-		if o := r.p.Observation; o != nil {
-			return o.WaitGrowth
-		}
-		return nil
-	}
-	cols = append(cols,
-		steadyText("steady_series", func(v *result.Steady) string { return v.Series }),
-		steady("steady_slope_ms_per_s", func(v *result.Steady) float64 { return v.SlopeMsPerS }),
-		steady("steady_slope_lo_ms_per_s", func(v *result.Steady) float64 { return v.SlopeLo }),
-		steady("steady_slope_hi_ms_per_s", func(v *result.Steady) float64 { return v.SlopeHi }),
-		steadyText("steady_verdict", func(v *result.Steady) string { return v.Verdict }),
-		textCol("wait_growth_event", func(r *probeRow) string {
-			if g := growth(r); g != nil {
-				return g.Event
-			}
-			return ""
-		}),
-		optCol("wait_growth_first_share_frac", decFrac, func(r *probeRow) (float64, bool) {
-			if g := growth(r); g != nil {
-				return g.FirstShare, true
-			}
-			return 0, false
-		}),
-		optCol("wait_growth_last_share_frac", decFrac, func(r *probeRow) (float64, bool) {
-			if g := growth(r); g != nil {
-				return g.LastShare, true
-			}
-			return 0, false
-		}))
-	return cols
-}
-
-// ivField is a figure of the sweep's knee interval, if it has one.
-func ivField(s *result.Sweep, f func(*result.Interval) float64) (float64, bool) {
-	if s.Interval == nil {
-		return 0, false
-	}
-	return f(s.Interval), true
+		numCol("sched_lag_p99_ms", decMs, func(r *probeRow) float64 { return r.p.SchedLagP99Ms }),
+		subCol("fraud_check_p50_rows", decRows, ofFraudCheck, func(c *result.CheckRead) float64 { return c.P50 }),
+		subCol("fraud_check_p99_rows", decRows, ofFraudCheck, func(c *result.CheckRead) float64 { return c.P99 }),
+		subCol("fraud_check_p50_first_third_rows", decRows, ofFraudCheck, func(c *result.CheckRead) float64 { return c.FirstP50 }),
+		subCol("fraud_check_p50_last_third_rows", decRows, ofFraudCheck, func(c *result.CheckRead) float64 { return c.LastP50 }),
+		subCol("backfill_rows", 0, ofBackfill, func(b *result.Backfill) float64 { return float64(b.Rows) }),
+		subCol("backfill_s", decS, ofBackfill, func(b *result.Backfill) float64 { return b.Seconds }),
+		subCol("restore_s", decS, ofRestore, func(x *result.Restore) float64 { return x.Seconds }),
+		subText("steady_series", ofSteady, func(v *result.Steady) string { return v.Series }),
+		subCol("steady_slope_ms_per_s", decSlope, ofSteady, func(v *result.Steady) float64 { return v.SlopeMsPerS }),
+		subCol("steady_slope_lo_ms_per_s", decSlope, ofSteady, func(v *result.Steady) float64 { return v.SlopeLo }),
+		subCol("steady_slope_hi_ms_per_s", decSlope, ofSteady, func(v *result.Steady) float64 { return v.SlopeHi }),
+		subText("steady_verdict", ofSteady, func(v *result.Steady) string { return v.Verdict }),
+		subText("wait_growth_event", ofWaitGrowth, func(g *result.WaitShift) string { return g.Event }),
+		subCol("wait_growth_first_share_frac", decFrac, ofWaitGrowth, func(g *result.WaitShift) float64 { return g.FirstShare }),
+		subCol("wait_growth_last_share_frac", decFrac, ofWaitGrowth, func(g *result.WaitShift) float64 { return g.LastShare }))
 }
 
 // probeRows lists every probe of every sweep.
