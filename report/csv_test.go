@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,6 +263,31 @@ func TestRoundText(t *testing.T) {
 	} {
 		if got := roundText(tc.v, tc.dec); got != tc.want {
 			t.Errorf("roundText(%v, %d) = %q, want %q", tc.v, tc.dec, got, tc.want)
+		}
+	}
+}
+
+// TestCSVDocumented: docs/results.md names every column of both CSV files in its section.
+func TestCSVDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/results.md")
+	if err != nil {
+		t.Fatalf("read docs/results.md: %v", err)
+	}
+	for heading, cols := range map[string][]string{"probes.csv": CSVHeader(), "series.csv": SeriesCSVHeader()} {
+		_, sec, ok := strings.Cut(string(b), "\n### "+heading+"\n")
+		if !ok {
+			t.Fatalf("docs/results.md has no section ### %s", heading)
+		}
+		if i := strings.Index(sec, "\n#"); i >= 0 {
+			sec = sec[:i]
+		}
+		for _, c := range cols {
+			if strings.HasPrefix(c, "failed_") && strings.Contains(sec, "`failed_<class>_tx`") {
+				continue // one row names the pattern for every class
+			}
+			if !strings.Contains(sec, "`"+c+"`") {
+				t.Errorf("docs/results.md section %s does not name column %s", heading, c)
+			}
 		}
 	}
 }

@@ -360,3 +360,40 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// docSection is the text of docs/results.md under "### heading", up to the next heading.
+func docSection(t *testing.T, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile("../docs/results.md")
+	if err != nil {
+		t.Fatalf("read docs/results.md: %v", err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n### "+heading+"\n")
+	if !ok {
+		t.Fatalf("docs/results.md has no section ### %s", heading)
+	}
+	if i := strings.Index(rest, "\n#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// TestSchemaDocumented: docs/results.md has a table row for every field of every object
+// of the schema, under the object's heading.
+func TestSchemaDocumented(t *testing.T) {
+	s := readSchema(t)
+	objects := map[string]map[string]any{"File": s}
+	for name, d := range s["$defs"].(map[string]any) {
+		if d.(map[string]any)["type"] == "object" {
+			objects[name] = d.(map[string]any)
+		}
+	}
+	for name, o := range objects {
+		sec := docSection(t, name)
+		for prop := range o["properties"].(map[string]any) {
+			if !strings.Contains(sec, "\n| `"+prop+"` |") {
+				t.Errorf("docs/results.md section %s has no row for field %s", name, prop)
+			}
+		}
+	}
+}
