@@ -99,6 +99,10 @@ func TestMarkdownTablesWellFormed(t *testing.T) {
 	}
 }
 
+// realRun is a results file written by a real pgceiling run (60 s at 300 tx/s, engine
+// loop), kept by package result.
+const realRun = "../../result/testdata/real-run"
+
 // csvTable parses CSV output and indexes its header; col fails the test for a column
 // the header does not have.
 type csvTable struct {
@@ -170,7 +174,7 @@ func checkColumns[T any](t *testing.T, what string, cols []column[T], rows []T, 
 // numbers that hold the results file's figures, and the run id, start time, engine and
 // connections on every row.
 func TestCSVColumns(t *testing.T) {
-	for _, fx := range []string{"search", "run", "fsync-off"} {
+	for _, fx := range []string{"search", "run", "fsync-off", realRun} {
 		f := readFixture(t, fx+".json")
 		f.Sweeps[0].Probes[0].Engine = result.EngineLoop
 		var b bytes.Buffer
@@ -207,7 +211,7 @@ func TestCSVColumns(t *testing.T) {
 // TestSeriesCSV: series.csv has one row per second of every probe, in order, with the
 // probe's identity, the second's time, and the series' figures to their rounding.
 func TestSeriesCSV(t *testing.T) {
-	for _, fx := range []string{"search", "run"} {
+	for _, fx := range []string{"search", "run", realRun} {
 		f := readFixture(t, fx+".json")
 		var b bytes.Buffer
 		if err := WriteSeriesCSV(&b, f); err != nil {

@@ -69,13 +69,15 @@ func validate(sch *jsonschema.Schema, b []byte) error {
 }
 
 // TestSchemaValidatesFixtures: the report package's results files (written by
-// result.Write from simulated searches and runs) are valid.
+// result.Write from simulated searches and runs) and testdata/real-run.json (written by a
+// real pgceiling run against a local server, 60 s at 300 tx/s) are valid.
 func TestSchemaValidatesFixtures(t *testing.T) {
 	sch := compileSchema(t)
 	files, _ := filepath.Glob("../report/testdata/*.json")
 	if len(files) < 3 {
 		t.Fatalf("found %d results fixtures under report/testdata, want at least 3", len(files))
 	}
+	files = append(files, "testdata/real-run.json")
 	for _, p := range files {
 		b, err := os.ReadFile(p)
 		if err != nil {
