@@ -59,7 +59,8 @@ func TestDecodeTypeErrors(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		if !errors.Is(err, ErrNotResults) || !strings.HasPrefix(msg, "results file x.json: "+tc.want) {
+		if !errors.Is(err, ErrNotResults) || !strings.HasPrefix(msg, "results file x.json: "+tc.want) ||
+			strings.Contains(msg, "not a pgceiling results file") {
 			t.Errorf("Decode(%s) = %q, want %q", tc.doc, msg, "results file x.json: "+tc.want+"...")
 		}
 		if strings.Contains(msg, "Go ") || strings.Contains(msg, "float64") || strings.Contains(msg, "Probe.") {

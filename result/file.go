@@ -90,6 +90,13 @@ func (e *newerFormat) Error() string {
 
 func (e *newerFormat) Is(target error) bool { return target == ErrNewerFormat }
 
+// damaged is the error for a results file with a value of the wrong type: it is
+// pgceiling's, so its message does not say otherwise, but it matches ErrNotResults.
+type damaged struct{ msg string }
+
+func (e *damaged) Error() string        { return e.msg }
+func (e *damaged) Is(target error) bool { return target == ErrNotResults }
+
 // Read reads and checks a results file: valid JSON, pgceiling's, a known format version.
 func Read(path string) (*File, error) {
 	b, err := os.ReadFile(path)
@@ -134,13 +141,13 @@ func Decode(b []byte, name string) (*File, error) {
 			name, version, ToolVersion, FormatVersion, ErrNotResults)
 	}
 	if te := checkTypes(doc, reflect.TypeFor[File](), ""); te != nil {
-		return nil, fmt.Errorf("results file %s: %v: %w", name, te, ErrNotResults)
+		return nil, &damaged{fmt.Sprintf("results file %s: %v", name, te)}
 	}
 	var f File
 	if err := json.Unmarshal(b, &f); err != nil {
 		// checkTypes found nothing wrong, so this is a case it does not model: say what
 		// json found, in the file's terms.
-		return nil, fmt.Errorf("results file %s: %s: %w", name, plainJSONError(err), ErrNotResults)
+		return nil, &damaged{fmt.Sprintf("results file %s: %s", name, plainJSONError(err))}
 	}
 	f.EnsureRunID()
 	return &f, nil
