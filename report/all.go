@@ -11,7 +11,7 @@ import (
 )
 
 // WriteAll writes the whole report into dir (created if missing): report.md, probes.csv,
-// every chart as PNG and SVG, and report.html. It returns the paths written, in order.
+// series.csv, every chart as PNG and SVG, and report.html. It returns the paths written, in order.
 // Each file is written whole to a temporary name and renamed, so a failure never leaves
 // half a file under its final name.
 func WriteAll(dir string, f *result.File) ([]string, error) {
@@ -35,6 +35,9 @@ func WriteAll(dir string, f *result.File) ([]string, error) {
 		return written, err
 	}
 	if err := put("probes.csv", func(w io.Writer) error { return WriteCSV(w, f) }); err != nil {
+		return written, err
+	}
+	if err := put("series.csv", func(w io.Writer) error { return WriteSeriesCSV(w, f) }); err != nil {
 		return written, err
 	}
 	charts, err := Charts(f)

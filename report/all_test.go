@@ -17,7 +17,7 @@ func TestWriteAll(t *testing.T) {
 	if err != nil {
 		t.Fatalf("WriteAll(%s, search.json): %v", dir, err)
 	}
-	want := []string{"report.md", "probes.csv", "report.html", "achieved-oltp.png", "achieved-oltp.svg", "waits-transfer-sync-off.png"}
+	want := []string{"report.md", "probes.csv", "series.csv", "report.html", "achieved-oltp.png", "achieved-oltp.svg", "waits-transfer-sync-off.png"}
 	for _, w := range want {
 		p := filepath.Join(dir, w)
 		st, err := os.Stat(p)
@@ -25,8 +25,8 @@ func TestWriteAll(t *testing.T) {
 			t.Errorf("WriteAll: %s missing or empty (%v)", p, err)
 		}
 	}
-	if len(paths) != 3+2*16 {
-		t.Errorf("WriteAll wrote %d files, want 35: %v", len(paths), paths)
+	if len(paths) != 4+2*16 {
+		t.Errorf("WriteAll wrote %d files, want 36: %v", len(paths), paths)
 	}
 	for _, p := range paths {
 		if !strings.HasPrefix(p, dir) {

@@ -44,7 +44,9 @@ func TestReadRejects(t *testing.T) {
 		"not json":  "hello world",
 		"truncated": string(b[:len(b)/2]),
 		"other":     `{"tool":"vegeta"}`,
-		"version":   strings.Replace(string(b), `"format_version": 1`, `"format_version": 99`, 1),
+		"version0":  strings.Replace(string(b), `"format_version": 1`, `"format_version": 0`, 1),
+		"noversion": strings.Replace(string(b), `"format_version": 1`, `"format_version": "1"`, 1),
+		"array":     `[{"tool":"pgceiling","format_version":1}]`,
 		"badclass":  `{"tool":"pgceiling","format_version":1,"sweeps":[{"probes":[{"failed":{"nope":1}}]}]}`,
 	}
 	for name, content := range cases {
@@ -78,11 +80,16 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"tool":"pgceiling","format_version":1,"sweeps":[{"probes":[{"failed":{"deadlock":3}}]}]}`))
 	f.Add([]byte(`{"tool":"pgceiling","format_version":1,"sweeps":null}`))
 	f.Add([]byte(`[1,2`))
+	f.Add([]byte(`{"tool":"pgceiling","format_version":1,"sweeps":[{"probes":[{"target_rate":"fast"}]}]}`))
+	f.Add([]byte(`{"tool":"pgceiling","format_version":2,"sweeps":7}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := Decode(b, "fuzz.json")
 		if err != nil {
-			if !errors.Is(err, ErrNotResults) {
-				t.Errorf("Decode error %v does not wrap ErrNotResults", err)
+			if !errors.Is(err, ErrNotResults) && !errors.Is(err, ErrNewerFormat) {
+				t.Errorf("Decode error %v wraps neither ErrNotResults nor ErrNewerFormat", err)
+			}
+			if msg := err.Error(); strings.Contains(msg, "Go ") || strings.Contains(msg, "result.") {
+				t.Errorf("Decode error shows Go's names: %s", msg)
 			}
 			return
 		}

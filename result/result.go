@@ -5,6 +5,9 @@
 package result
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -444,23 +447,58 @@ type Sweep struct {
 
 // File is one results file: one per command.
 type File struct {
-	FormatVersion int               `json:"format_version"`
-	Tool          string            `json:"tool"`
-	ToolVersion   string            `json:"tool_version"`
-	Command       string            `json:"command"`      // run or search
-	CommandLine   []string          `json:"command_line"` // passwords redacted
-	Config        map[string]string `json:"config"`       // every flag's value, passwords redacted
-	StartedAt     time.Time         `json:"started_at"`
-	FinishedAt    time.Time         `json:"finished_at"`
-	Server        *Disclosure       `json:"server,omitempty"`
-	Sweeps        []Sweep           `json:"sweeps"`
-	Interrupted   bool              `json:"interrupted,omitempty"`
-	Error         string            `json:"error,omitempty"`
-	Warnings      []string          `json:"warnings,omitempty"`
+	FormatVersion int    `json:"format_version"`
+	Tool          string `json:"tool"`
+	ToolVersion   string `json:"tool_version"`
+	// RunID names the run in every CSV row and in whatever a pipeline stores: the start
+	// time and a short random or content hash (RunIDFor), set by NewFile, and derived by
+	// Decode and Write for a file that has none.
+	RunID       string            `json:"run_id,omitempty"`
+	Command     string            `json:"command"`      // run or search
+	CommandLine []string          `json:"command_line"` // passwords redacted
+	Config      map[string]string `json:"config"`       // every flag's value, passwords redacted
+	StartedAt   time.Time         `json:"started_at"`
+	FinishedAt  time.Time         `json:"finished_at"`
+	Server      *Disclosure       `json:"server,omitempty"`
+	Sweeps      []Sweep           `json:"sweeps"`
+	Interrupted bool              `json:"interrupted,omitempty"`
+	Error       string            `json:"error,omitempty"`
+	Warnings    []string          `json:"warnings,omitempty"`
 }
 
-// NewFile starts a results file for a command.
+// NewFile starts a results file for a command, with a fresh run id.
 func NewFile(command string) *File {
-	return &File{FormatVersion: FormatVersion, Tool: "pgceiling", ToolVersion: ToolVersion,
+	f := &File{FormatVersion: FormatVersion, Tool: "pgceiling", ToolVersion: ToolVersion,
 		Command: command, StartedAt: time.Now().UTC(), Config: map[string]string{}}
+	var nonce [8]byte
+	rand.Read(nonce[:]) // never fails (crypto/rand)
+	f.RunID = RunIDFor(f.StartedAt, nonce[:])
+	return f
+}
+
+// RunIDFor makes a run id from a start time and some bytes that tell runs apart:
+// "20261130T090000Z-3f9a1c", the UTC start to the second and 6 hex digits of their hash.
+// Ids sort by start time.
+func RunIDFor(start time.Time, distinct []byte) string {
+	sum := sha256.Sum256(distinct)
+	return start.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(sum[:3])
+}
+
+// EnsureRunID gives f a run id when it has none (a file written before run ids, or built
+// without NewFile): derived from what identifies the run in the file itself (its start
+// time to the nanosecond, command and command line), so the same file always gets the
+// same id.
+func (f *File) EnsureRunID() {
+	if f.RunID != "" {
+		return
+	}
+	var b []byte
+	b = append(b, f.StartedAt.UTC().Format(time.RFC3339Nano)...)
+	b = append(b, 0)
+	b = append(b, f.Command...)
+	for _, a := range f.CommandLine {
+		b = append(b, 0)
+		b = append(b, a...)
+	}
+	f.RunID = RunIDFor(f.StartedAt, b)
 }

@@ -47,6 +47,9 @@ const (
 	HostSteal Verdict = "host_steal"
 )
 
+// Verdicts are every verdict a probe can have (the results file's schema lists them).
+var Verdicts = []Verdict{Pass, Fail, NotSteady, DriverLimited, Fault, HostSteal}
+
 // StealLimit is the share of the machine's CPU time taken by its hypervisor for other
 // guests (steal, /proc/stat) from which a probe's failure is not booked against the
 // server (HostSteal), and the bottleneck line says so.

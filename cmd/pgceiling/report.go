@@ -15,17 +15,17 @@ func init() {
 	register(command{name: "report", summary: "render a results file again: table, Markdown, CSV, HTML, charts", run: runReport})
 }
 
-var reportFormats = []string{"text", "markdown", "csv", "html", "json"}
+var reportFormats = []string{"text", "markdown", "csv", "series-csv", "html", "json"}
 
-const reportSynopsis = `Usage: pgceiling report FILE [--format text|markdown|csv|html|json] [--out DIR]
+const reportSynopsis = `Usage: pgceiling report FILE [--format text|markdown|csv|series-csv|html|json] [--out DIR]
 
 Renders a results file written by 'run' or 'search'. Without --out, one format goes to
 stdout (text by default). With --out DIR, every format is written into DIR (created if
-missing): report.md, probes.csv, report.html and the charts as PNG and SVG.`
+missing): report.md, probes.csv, series.csv, report.html and the charts as PNG and SVG.`
 
 func runReport(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report", reportSynopsis)
-	format := fs.String("format", "text", "output format: text, markdown, csv, html or json")
+	format := fs.String("format", "text", "output format: text, markdown, csv, series-csv (one row per probe second), html or json")
 	out := fs.String("out", "", "write the whole report (Markdown, CSV, HTML, PNG and SVG charts) into this directory")
 	fs.Usage = func() { fmt.Fprintf(env.Stdout, "%s\n\nFlags:\n%s", reportSynopsis, fs.FlagUsages()) }
 	// pflag prints the usage itself on --help (and Parse returns pflag.ErrHelp, exit 0).
@@ -34,7 +34,7 @@ func runReport(ctx context.Context, env *Env, args []string) error {
 	}
 	switch fs.NArg() {
 	case 0:
-		return config.Usagef("report: which results file? (usage: pgceiling report FILE [--format text|markdown|csv|html|json] [--out DIR])")
+		return config.Usagef("report: which results file? (usage: pgceiling report FILE [--format text|markdown|csv|series-csv|html|json] [--out DIR])")
 	case 1:
 	default:
 		return config.Usagef("report: one results file at a time, got %d (%q ...)", fs.NArg(), fs.Arg(1))
@@ -71,6 +71,8 @@ func writeReport(w io.Writer, format string, f *result.File) error {
 		return report.WriteMarkdown(w, f)
 	case "csv":
 		return report.WriteCSV(w, f)
+	case "series-csv":
+		return report.WriteSeriesCSV(w, f)
 	case "html":
 		return report.WriteHTML(w, f, f.CommandLine)
 	case "json":

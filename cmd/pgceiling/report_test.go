@@ -21,7 +21,8 @@ func TestReportFormats(t *testing.T) {
 		{[]string{"report", fixture("search.json")}, []string{"Sweeps", "synchronous_commit off/on knee ratio", "Probes: transfer sync=off"}},
 		{[]string{"report", fixture("run.json"), "--format", "text"}, []string{"Probe: transfer sync=on at 500 tx/s", "check: balance"}},
 		{[]string{"report", fixture("search.json"), "--format", "markdown"}, []string{"# pgceiling search", "| workload |"}},
-		{[]string{"report", fixture("search.json"), "--format=csv"}, []string{"workload,sync_commit,probe,target_rate", "\ntransfer,off,"}},
+		{[]string{"report", fixture("search.json"), "--format=csv"}, []string{"workload,sync_commit,probe,target_rate_tx_s", ",transfer,off,"}},
+		{[]string{"report", fixture("run.json"), "--format", "series-csv"}, []string{"probe,target_rate_tx_s,t_s,phase", ",transfer,on,1,500,14,measure,"}},
 		{[]string{"report", fixture("search.json"), "--format", "html"}, []string{"<!DOCTYPE html>", "data:image/png;base64,"}},
 		{[]string{"report", fixture("fsync-off.json")}, []string{"!!! WARNING: fsync=off"}},
 	} {
@@ -58,7 +59,7 @@ func TestReportOut(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("pgceiling report --out %s: exit %d, %s", dir, code, stderr)
 	}
-	for _, name := range []string{"report.md", "probes.csv", "report.html", "achieved-oltp.png", "latency-transfer.svg"} {
+	for _, name := range []string{"report.md", "probes.csv", "series.csv", "report.html", "achieved-oltp.png", "latency-transfer.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("pgceiling report --out: %s not written: %v", name, err)
 		}
