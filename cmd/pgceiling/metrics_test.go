@@ -146,7 +146,7 @@ func TestRunMetrics(t *testing.T) {
 		return s[mkey("pgceiling_probe_phase", "phase", "measure")] == 1 && s[mkey("pgceiling_committed_total", "phase", "measure")] > 0
 	}
 	stderr, code, during, end := metricsCLI(t, dsn, measuring, "run", "--workload", "insert", "--rate", "100", "--warmup", "1s",
-		"--duration", "3s", "--conns", "4", "--sync-commit", "off", "--json", path)
+		"--duration", "4s", "--conns", "4", "--sync-commit", "off", "--json", path)
 	if code != 0 {
 		t.Fatalf("run: code %d, stderr:\n%s", code, stderr)
 	}
