@@ -2,6 +2,8 @@ package config
 
 import (
 	"math"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +32,8 @@ type Probe struct {
 	Observe Observe
 	Fraud   Fraud
 	Safety  Safety
+
+	MetricsAddr string // --metrics-addr: serve live OpenMetrics here; empty = off
 }
 
 // Session is the settings of every driver session (DESIGN.md's defaults in result).
@@ -91,6 +95,7 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	p.Safety.Bind(fs)
 	p.Observe.Bind(fs)
 	p.Fraud.Bind(fs)
+	fs.StringVar(&p.MetricsAddr, "metrics-addr", "", "serve live OpenMetrics (Prometheus) at http://`HOST:PORT`/metrics while the command runs, e.g. 127.0.0.1:9187 (port 0: any free port, printed at start); see docs/metrics.md")
 }
 
 // Check records every problem with the probe's settings.
@@ -138,6 +143,18 @@ func (p *Probe) Check(pr *Problems) {
 	}
 	p.Observe.Check(pr)
 	p.Fraud.Check(pr)
+	checkListenAddr(pr, "--metrics-addr", p.MetricsAddr)
+}
+
+// checkListenAddr records a problem when addr is neither empty nor HOST:PORT.
+func checkListenAddr(pr *Problems, flag, addr string) {
+	if addr == "" {
+		return
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil {
+		pr.Addf("%s must be HOST:PORT (e.g. 127.0.0.1:9187, or :0 for any free port), got %q", flag, addr)
+	}
 }
 
 // checkRate validates a rate flag; zero is allowed only when zeroOK (e.g. "calibrate").

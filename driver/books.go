@@ -137,22 +137,30 @@ func (s *second) settle(ok bool, c result.Class, wait, latency time.Duration) {
 
 // finish summarises the second if force or every arrival of it has an outcome.
 func (s *second) finish(t int, phase string, force bool) bool {
+	ok, _, _ := s.summarise(t, phase, force)
+	return ok
+}
+
+// summarise is finish that also hands over the second's latency and queue-wait
+// histograms, which the second drops (nil when it had none or was summarised before).
+func (s *second) summarise(t int, phase string, force bool) (ok bool, lat, qw *hdrhistogram.Histogram) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
-		return true
+		return true, nil, nil
 	}
 	if !force && s.resolved < s.offered {
-		return false
+		return false, nil, nil
 	}
-	lat, qw, lag := summary(s.lat), summary(s.qw), summary(s.lag)
+	lat, qw = s.lat, s.qw
+	ls, qs, lag := summary(s.lat), summary(s.qw), summary(s.lag)
 	lagMax := float64(s.lagMax.Microseconds()) / 1000
 	s.out = result.Second{T: t, Phase: phase, Offered: s.offered, Committed: s.committed,
-		Failed: s.failed, P50Ms: lat.P50, P99Ms: lat.P99, QueueWaitP99Ms: qw.P99,
+		Failed: s.failed, P50Ms: ls.P50, P99Ms: ls.P99, QueueWaitP99Ms: qs.P99,
 		QueueDepth: s.depth, SchedLagMs: lagMax,
 		SchedLagP99Ms: min(lag.P99, lagMax)} // the histogram's bucket edge may pass the exact maximum
 	s.lat, s.qw, s.lag, s.done = nil, nil, nil, true
-	return true
+	return true, lat, qw
 }
 
 // stopper is the probe's early stop: the first halt wins and fixes the offset where

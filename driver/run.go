@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -75,6 +76,12 @@ type Config struct {
 	// the latest completed second of the series (zero before there is one) and live totals.
 	// It must return quickly.
 	OnSecond func(result.Second, Live)
+	// OnSummary, if set, is called from the driver's own goroutine once for every second of
+	// the series as it is summarised (in order, the last ones when the probe ends), with
+	// the second's latency and queue-wait histograms in µs (nil when empty), which the
+	// driver no longer uses: the callee may keep them. For live metrics; it must return
+	// quickly.
+	OnSummary func(s result.Second, latency, queueWait *hdrhistogram.Histogram)
 	// CountRows counts a pgceiling table's rows for the row check; default count(*).
 	CountRows func(ctx context.Context, table string) (int64, error)
 }
@@ -395,10 +402,14 @@ func (r *probeRun) finalize(force bool) {
 		if !force && int64(t+1)*int64(time.Second) > progress {
 			return
 		}
-		if !secs[t].finish(t, r.phaseOf(time.Duration(t)*time.Second), force) {
+		ok, lat, qw := secs[t].summarise(t, r.phaseOf(time.Duration(t)*time.Second), force)
+		if !ok {
 			return
 		}
 		r.lastSecond = secs[t].out
+		if r.cfg.OnSummary != nil {
+			r.cfg.OnSummary(r.lastSecond, lat, qw)
+		}
 		if r.measured != nil && r.lastSecond.Phase == result.PhaseMeasure && len(r.measured) < cap(r.measured) {
 			r.measured = append(r.measured, r.lastSecond)
 		}

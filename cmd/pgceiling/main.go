@@ -40,6 +40,9 @@ type Env struct {
 	// embedded server), since deferred calls do not run then.
 	mu       sync.Mutex
 	cleanups []func()
+	// metricsClosing, a test's hook, is called with the metrics' URL before the
+	// --metrics-addr server stops, once the command's last books are in.
+	metricsClosing func(url string)
 }
 
 // atForcedExit registers f to run if a second signal forces an immediate exit.

@@ -49,6 +49,11 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
+	lm, err := startMetrics(env, "run", c.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	defer lm.close()
 	file := result.NewFile("run")
 	file.CommandLine = redactArgs(env.Args)
 	file.Config = config.Values(fs)
@@ -59,7 +64,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	}
 	defer t.Close()
 	env.atForcedExit(t.Close)
-	p, disclosure, warnings, err := runProbe(ctx, env, &c, t)
+	p, disclosure, warnings, err := runProbe(ctx, env, &c, t, lm)
 	if err != nil {
 		return err
 	}
@@ -94,7 +99,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 }
 
 // runProbe readies the server (schema, safety, pools, observer) and runs the probe.
-func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.Probe, *result.Disclosure, []string, error) {
+func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveMetrics) (*result.Probe, *result.Disclosure, []string, error) {
 	plan := serverPlan{wallets: c.Wallets, syncOn: c.SyncCommit.On(), onBackfill: func(window time.Duration, rate float64) {
 		fmt.Fprintf(env.Stderr, "pgceiling run: back-filling the last %v of payments at %g tx/s...\n", window, rate)
 	}}
@@ -111,6 +116,7 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target) (*result.
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	s.metrics = lm
 	w, err := s.workload(c.Workload, &c.Probe, c.SyncCommit)
 	if err != nil {
 		return nil, nil, nil, err

@@ -59,6 +59,11 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	lm, err := startMetrics(env, "search", c.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	defer lm.close()
 	if err := result.CheckWritable(c.JSON); err != nil {
 		return err
 	}
@@ -86,6 +91,7 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return failed(err)
 	}
+	s.metrics = lm
 	file.Server = s.disclosure
 	file.Warnings = append(file.Warnings, s.warnings...)
 	if w := c.Fraud.Warning(); w != "" && slices.Contains(c.Workloads, "oltp") {
@@ -103,6 +109,7 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		}
 		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw.Workload, SyncCommit: sw.SyncCommit, KeepGrowth: c.KeepGrowth})
 		idx := len(file.Sweeps) - 1
+		s.metrics.sweep(i+1, len(sweeps))
 		label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw.Workload, sw.SyncCommit)
 		res, err := runSweep(ctx, env, s, &c, label, sw, start, func(snap result.Sweep) {
 			fillSweep(&snap, sw, &c)
@@ -236,6 +243,7 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 	cfg.StartFrom, cfg.Estimate = st.knee, st.estimate
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
 		p.started = true
+		s.metrics.searchProbe(n, b)
 		fmt.Fprintf(env.Stderr, "%s: probe %d at %.0f tx/s, bracket %s\n", label, n, rate, bracketText(b))
 	}
 	cfg.OnProbe = func(sw result.Sweep) {
@@ -246,6 +254,7 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 			from = " (from the resumed file)"
 		}
 		p.started = false
+		s.metrics.judged(last.Verdict, sw.Bracket)
 		fmt.Fprintf(env.Stderr, "%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %.1f ms); bracket %s\n",
 			label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, last.Latency.P99,
 			bracketText(sw.Bracket))

@@ -34,6 +34,8 @@ type probeServer struct {
 	disclosure *result.Disclosure
 	warnings   []string
 	probes     int // probes run so far: a search's probe n has the seed + n
+
+	metrics *liveMetrics // --metrics-addr (nil: off)
 }
 
 // serverPlan is how a command wants the server for its probes.
@@ -132,11 +134,12 @@ func (s *probeServer) probe(ctx context.Context, w workload.Workload, cfg driver
 		return nil, fmt.Errorf("before the probe: %w", err)
 	}
 	cfg.Observer, cfg.CountRows = s.sampler, s.counter
-	pr, err := driver.Run(ctx, s.pool, w, cfg)
+	pr, err := driver.Run(ctx, s.pool, w, s.metrics.probe(w.Name(), cfg))
 	if pr != nil {
 		prep.Record(pr)
 		observe.Finish(pr)
 	}
+	s.metrics.probeDone(pr)
 	return pr, err
 }
 
