@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -56,21 +57,23 @@ func writeSummary(env *Env, path string, f *result.File, th []result.Threshold) 
 	if path == config.Stdout {
 		return writeJSON(env.Stdout, s)
 	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	if err := writeJSON(&b, s); err != nil {
 		return fmt.Errorf("--summary-json: %w", err)
 	}
-	if err := result.WriteFileAtomic(path, append(b, '\n')); err != nil {
+	if err := result.WriteFileAtomic(path, b.Bytes()); err != nil {
 		return fmt.Errorf("--summary-json: %w", err)
 	}
 	return nil
 }
 
+// writeJSON writes v as indented JSON (no HTML escapes: "<=" stays readable).
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write JSON to stdout: %w", err)
+		return fmt.Errorf("write JSON: %w", err)
 	}
 	return nil
 }
