@@ -18,9 +18,10 @@ func init() {
 const completionSynopsis = `Usage: pgceiling completion bash|zsh|fish
 
 Prints a completion script of every command and flag for the shell, made from the same flag tables as --help. Load it with:
-  bash:  source <(pgceiling completion bash)    (or save it in /etc/bash_completion.d/pgceiling)
-  zsh:   pgceiling completion zsh > "${fpath[1]}/_pgceiling"
-  fish:  pgceiling completion fish > ~/.config/fish/completions/pgceiling.fish`
+
+  source <(pgceiling completion bash)
+  pgceiling completion zsh > "${fpath[1]}/_pgceiling"
+  pgceiling completion fish > ~/.config/fish/completions/pgceiling.fish`
 
 var shells = []string{"bash", "zsh", "fish"}
 

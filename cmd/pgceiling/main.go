@@ -211,7 +211,7 @@ const intro = `An open-loop Poisson driver fires realistic OLTP-write and bankin
 Without --dsn (or PGCEILING_DSN) every command runs on a throwaway PostgreSQL started from the server binaries on this machine and removed afterwards.`
 
 func usage(w io.Writer, width int) {
-	fmt.Fprintf(w, "pgceiling %s: find the real write ceiling of a PostgreSQL server.\n\n", result.ToolVersion)
+	fmt.Fprintf(w, "%s\n\n", reflow("pgceiling "+result.ToolVersion+": find the real write ceiling of a PostgreSQL server.", width))
 	fmt.Fprintf(w, "%s\n\nUsage:\n  pgceiling COMMAND [flags]\n  pgceiling --version\n\nCommands:\n", reflow(intro, width))
 	for _, c := range sortedCommands() {
 		lines := wrapWords(c.summary, width-14)

@@ -109,7 +109,14 @@ func reflow(text string, width int) string {
 		for _, l := range strings.Split(para, "\n") {
 			if strings.HasPrefix(l, " ") {
 				flush()
-				out = append(out, l)
+				body := strings.TrimLeft(l, " ")
+				indent := strings.Repeat(" ", len(l)-len(body))
+				for i, f := range fill(body, width-1-len(indent), 4) {
+					if i > 0 {
+						f = "    " + f
+					}
+					out = append(out, indent+f)
+				}
 			} else {
 				words = append(words, l)
 			}
