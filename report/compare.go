@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/pgceiling/pgceiling/result"
 )
@@ -69,7 +70,7 @@ func CompareCharts(a, b *result.File, nameA, nameB string) ([]Chart, error) {
 		ach.X.Tick.Marker, ach.Y.Tick.Marker = rateTicks{}, rateTicks{}
 		lat := newPlot(w+": p99 latency vs offered rate, A solid, B dashed", "offered rate (tx/s)", "p99 latency (ms, log scale)")
 		lat.Y.Scale, lat.Y.Tick.Marker, lat.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}, rateTicks{}
-		maxRate, lo, hi := 1.0, math.Inf(1), math.Inf(-1)
+		minRate, maxRate, lo, hi := math.Inf(1), 1.0, math.Inf(1), math.Inf(-1)
 		pos := func(v float64) float64 { return math.Max(v, 0.01) }
 		for _, x := range files {
 			for i := range x.f.Sweeps {
@@ -82,11 +83,21 @@ func CompareCharts(a, b *result.File, nameA, nameB string) ([]Chart, error) {
 				var all, p99 plotter.XYs
 				for _, pr := range byRate(s) {
 					all = append(all, plotter.XY{X: pr.TargetRate, Y: pr.AchievedRate})
-					maxRate = max(maxRate, pr.TargetRate, pr.AchievedRate)
+					minRate, maxRate = min(minRate, pr.TargetRate, pr.AchievedRate), max(maxRate, pr.TargetRate, pr.AchievedRate)
 					if pr.Latency.Count > 0 || pr.Committed > 0 {
 						p99 = append(p99, plotter.XY{X: pr.TargetRate, Y: pos(pr.Latency.P99)})
 						lo, hi = math.Min(lo, pos(pr.Latency.P99)), math.Max(hi, pos(pr.Latency.P99))
 					}
+				}
+				if k := kneeProbe(s); k != nil {
+					// The knee is ringed; its rate is in the legend, so labels never overlap.
+					label += ", knee " + rate(s.Knee) + " tx/s"
+					ring, err := plotter.NewScatter(plotter.XYs{{X: k.TargetRate, Y: k.AchievedRate}})
+					if err != nil {
+						return nil, fmt.Errorf("compare chart %s: %w", w, err)
+					}
+					ring.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(9), Shape: draw.RingGlyph{}}
+					ach.Add(ring)
 				}
 				if err := addLinePoints(ach, all, col, label, x.dashes); err != nil {
 					return nil, fmt.Errorf("compare chart %s: %w", w, err)
@@ -94,20 +105,16 @@ func CompareCharts(a, b *result.File, nameA, nameB string) ([]Chart, error) {
 				if err := addLinePoints(lat, p99, col, label, x.dashes); err != nil {
 					return nil, fmt.Errorf("compare chart %s: %w", w, err)
 				}
-				if k := kneeProbe(s); k != nil {
-					tag := fmt.Sprintf("%s knee %s", x.name[:1], rate(s.Knee))
-					if err := markKnee(ach, plotter.XY{X: k.TargetRate, Y: k.AchievedRate}, col, tag); err != nil {
-						return nil, fmt.Errorf("compare chart %s: %w", w, err)
-					}
-				}
 			}
 		}
 		if math.IsInf(lo, 0) {
 			lo, hi = 1, 1000
 		}
-		ach.X.Min, ach.Y.Min = 0, 0
-		ach.X.Max, ach.Y.Max = maxRate*1.05, maxRate*1.05
-		lat.X.Min, lat.Y.Min, lat.Y.Max = 0, lo/1.5, hi*1.5
+		// Axes start near the data, not at 0.
+		ach.X.Min, ach.X.Max = cmpPad(minRate, maxRate)
+		ach.Y.Min, ach.Y.Max = ach.X.Min, ach.X.Max
+		lat.X.Min, lat.X.Max = ach.X.Min, ach.X.Max
+		lat.Y.Min, lat.Y.Max = lo/1.5, hi*1.5
 		charts = append(charts,
 			Chart{Name: slug("compare-achieved", w), Title: ach.Title.Text, Panels: [][]*plot.Plot{{ach}}, Width: chartWidth, Height: chartHeight},
 			Chart{Name: slug("compare-latency", w), Title: lat.Title.Text, Panels: [][]*plot.Plot{{lat}}, Width: chartWidth, Height: chartHeight})
@@ -143,4 +150,14 @@ func WriteCompare(dir string, a, b *result.File, nameA, nameB string) ([]string,
 		}
 	}
 	return written, nil
+}
+
+// cmpPad widens [lo, hi] by 5 % on each side (never below 0), for axes that start near the
+// data; an empty range becomes [0, 1].
+func cmpPad(lo, hi float64) (float64, float64) {
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) || hi < lo {
+		return 0, 1
+	}
+	pad := math.Max((hi-lo)*0.05, math.Max(math.Abs(hi)*0.01, 1))
+	return math.Max(lo-pad, 0), hi + pad
 }
