@@ -279,8 +279,12 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 			from = " (from the resumed file)"
 		}
 		p.started = false
-		env.say("%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %.1f ms); bracket %s",
-			label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, last.Latency.P99,
+		p99 := "-" // nothing committed, nothing measured
+		if last.Committed > 0 {
+			p99 = fmt.Sprintf("%.1f ms", last.Latency.P99)
+		}
+		env.say("%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %s); bracket %s",
+			label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, p99,
 			bracketText(sw.Bracket))
 		onProbe(sw)
 	}
