@@ -146,7 +146,9 @@ func finishSearch(env *Env, c *config.Search, file *searchResults, runErr error)
 	}
 	if file.Interrupted {
 		if c.JSON != config.Stdout {
-			env.warnf("search interrupted; %s keeps every probe so far: continue with --resume %s", c.JSON, c.JSON)
+			// The hint is a line of its own, never wrapped, so it can be copied whole.
+			env.warnf("search interrupted; %s keeps every probe so far; continue with:", c.JSON)
+			fmt.Fprintf(env.Stderr, "    --resume %s\n", c.JSON)
 		}
 		return runErr
 	}

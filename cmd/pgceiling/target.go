@@ -75,7 +75,8 @@ func openTarget(ctx context.Context, env *Env, c config.Conn, opt localpg.Option
 	if err != nil {
 		return nil, fmt.Errorf("embedded server: %w", err)
 	}
-	env.say("pgceiling: throwaway PostgreSQL %s on %s:%d, data in %s", s.Version, s.Host, s.Port, s.Dir)
+	// One line, never wrapped: the data directory is copied from it (and tests read it).
+	fmt.Fprintf(env.info(), "pgceiling: throwaway PostgreSQL %s on %s:%d, data in %s\n", s.Version, s.Host, s.Port, s.Dir)
 	env.atForcedExit(func() { _ = s.Stop() })
 	return &target{DSN: s.DSN("postgres"), Embedded: s}, nil
 }
