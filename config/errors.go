@@ -37,3 +37,21 @@ func (p Problems) Err() error {
 	}
 	return &UsageError{Msg: strings.Join(p, "; ")}
 }
+
+// ThresholdError says the command worked but its result broke a threshold the user set
+// (run --fail-on-error-rate or --p99-slo, compare --fail-if-knee-drops or
+// --fail-if-p99-rises), like k6's thresholds: the results are written, and the CLI exits 3.
+type ThresholdError struct{ Msg string }
+
+func (e *ThresholdError) Error() string { return e.Msg }
+
+// Thresholdf makes a ThresholdError.
+func Thresholdf(format string, args ...any) error {
+	return &ThresholdError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// IsThreshold reports whether err is (or wraps) a ThresholdError.
+func IsThreshold(err error) bool {
+	var t *ThresholdError
+	return errors.As(err, &t)
+}

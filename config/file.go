@@ -128,3 +128,8 @@ func OneOf[T ~string](what string, v T, allowed []T) error {
 	}
 	return Usagef("%s", msg)
 }
+
+// bindConfigFlag adds --config FILE to fs.
+func bindConfigFlag(fs *pflag.FlagSet, path *string) {
+	fs.StringVar(path, "config", "", "read flags from `FILE`: one \"name = value\" line per flag, # comments (flags given on the command line win)")
+}

@@ -42,7 +42,7 @@ func (c *Init) Bind(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.Seed, "seed", 1, "seed of the generated rows (the same spec and seed give the same rows)")
 	fs.IntVar(&c.Workers, "workers", runtime.NumCPU(), "parallel sessions for the load and the index build")
 	fs.BoolVar(&c.Force, "force", false, "rebuild a pgceiling schema made with another spec (or the same spec); never touches a schema pgceiling did not make")
-	fs.StringVar(&c.ConfigFile, "config", "", "read flags from a file of `name = value` lines (flags given on the command line win)")
+	bindConfigFlag(fs, &c.ConfigFile)
 }
 
 // Validate reports every problem with the values at once, as one usage error.

@@ -19,7 +19,7 @@ type Inspect struct {
 // Bind adds inspect's own flags (--json, --config) to fs.
 func (c *Inspect) Bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.JSON, "json", false, "print the disclosure as JSON")
-	fs.StringVar(&c.ConfigFile, "config", "", "read flags from a FILE of name = value lines (flags given on the command line win)")
+	bindConfigFlag(fs, &c.ConfigFile)
 }
 
 // Safety is the guard-rail flag of every probe (Probe): a server with fsync=off,

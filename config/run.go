@@ -1,6 +1,8 @@
 package config
 
 import (
+	"time"
+
 	"github.com/spf13/pflag"
 
 	"github.com/pgceiling/pgceiling/result"
@@ -17,8 +19,14 @@ type Run struct {
 	Wallets int   // 0 = the schema's; when the schema is made here, 10,000
 	Rows    int64 // prefill when the schema is missing
 
-	JSON   string // results file; empty = none
+	JSON   string // results file; empty = none; "-" = stdout
 	Config string // --config file
+	Output
+
+	// FailOnErrorRate and P99SLO are thresholds on the probe, like k6's: the result is
+	// written, and the command fails (exit 3) when the probe breaks one.
+	FailOnErrorRate Ratio
+	P99SLO          time.Duration
 }
 
 // BindRun adds run's flags (all but --dsn) to fs, bound to c, with their defaults.
@@ -29,8 +37,11 @@ func BindRun(fs *pflag.FlagSet, c *Run) {
 	c.Probe.Bind(fs, false)
 	fs.IntVar(&c.Wallets, "wallets", 0, "wallets to pick from; 0 = all of the schema's (10,000 when the schema is created here)")
 	fs.Int64Var(&c.Rows, "rows", 200_000, "transactions rows to prefill when the schema is missing (the embedded server)")
-	fs.StringVar(&c.JSON, "json", "", "write the result to this JSON file (checked writable before the probe)")
-	fs.StringVar(&c.Config, "config", "", "file of `name = value` lines setting any of these flags (flags given here win)")
+	BindRatio(fs, &c.FailOnErrorRate, "fail-on-error-rate", "exit 3 when (failed + rejected) / scheduled exceeds this share (`R`: 0.001 or 0.1%); the result is still written")
+	fs.DurationVar(&c.P99SLO, "p99-slo", 0, "exit 3 when the probe's p99 latency exceeds this (0 = no threshold); the result is still written")
+	fs.StringVar(&c.JSON, "json", "", "write the result to this JSON `FILE` (- = stdout, the text then goes to stderr); checked writable before the probe")
+	c.Output.Bind(fs, 10*time.Second)
+	bindConfigFlag(fs, &c.Config)
 }
 
 // Validate reports every problem with the configuration at once. workloads are the valid
@@ -49,5 +60,12 @@ func (c *Run) Validate(workloads []string) error {
 	if c.Rows < 1 {
 		p.Addf("--rows must be >= 1, got %d", c.Rows)
 	}
+	if c.FailOnErrorRate.Set && c.FailOnErrorRate.V >= 1 {
+		p.Addf("--fail-on-error-rate must be a share below 1 (0.001 or 0.1%%), got %v", c.FailOnErrorRate.V)
+	}
+	if c.P99SLO < 0 {
+		p.Addf("--p99-slo must be >= 0 (0 = no threshold), got %v", c.P99SLO)
+	}
+	c.Output.Check(&p, c.JSON)
 	return p.Err()
 }

@@ -47,6 +47,7 @@ type Search struct {
 	Resume string // continue the search recorded in this results file
 	Report string // also render the report into this directory
 	Config string // --config file
+	Output
 }
 
 // Profile is a preset of a search's probe length, precision and prefill size.
@@ -102,7 +103,7 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.DurationVar(&c.P99SLO, "p99-slo", 0, "a probe passes only if its p99 latency is <= this (0 = no latency rule)")
 	fs.IntVar(&c.Confirm, "confirm", 0, "probe the final bracket's edges this many more times (on top of --repeats); the majority verdict counts, so the knee can move either way")
 	fs.IntVar(&c.Repeats, "repeats", 0, "probe each final edge of the bracket this many times in all; the majority verdict per rate counts and feeds the knee's interval; default from the profile")
-	fs.StringVar(&c.StartFrom, "start-from", "", "start the bracket at the knees of this earlier results file instead of calibrating")
+	fs.StringVar(&c.StartFrom, "start-from", "", "start the bracket at the knees of this earlier results `FILE` instead of calibrating")
 	fs.IntVar(&c.MaxProbes, "max-probes", 40, "most probes per sweep (retries and repeats included)")
 	fs.BoolVar(&c.NoEarlyAbort, "no-early-abort", false, "run failing probes to the end instead of stopping them once their errors exceed the budget")
 	fs.BoolVar(&c.NoSteadyCheck, "no-steady-check", false, "judge probes by errors (and --p99-slo) only, without the not_steady rule (growing queue wait); to compare with pgbench")
@@ -111,10 +112,11 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.BoolVar(&c.NoCheckpoint, "no-checkpoint", false, "do not CHECKPOINT before each probe")
 	fs.Int64Var(&c.Rows, "rows", 0, "transactions rows to prefill when the schema is missing; default from the profile")
 	fs.IntVar(&c.Wallets, "wallets", 10_000, "wallets to create when the schema is missing")
-	fs.StringVar(&c.JSON, "json", "", "results file, rewritten after every probe (default pgceiling-search-YYYYmmdd-HHMMSS.json; with --resume, the resumed file)")
-	fs.StringVar(&c.Resume, "resume", "", "continue the search recorded in this results file, reusing its probes")
-	fs.StringVar(&c.Report, "report", "", "also write the report (tables, charts, HTML) into this directory")
-	fs.StringVar(&c.Config, "config", "", "file of `name = value` lines setting any of these flags (flags given here win)")
+	fs.StringVar(&c.JSON, "json", "", "results `FILE`, rewritten after every probe (default pgceiling-search-YYYYmmdd-HHMMSS.json; with --resume, the resumed file; - = stdout at the end, the text then goes to stderr)")
+	fs.StringVar(&c.Resume, "resume", "", "continue the search recorded in this results `FILE`, reusing its probes")
+	fs.StringVar(&c.Report, "report", "", "also write the report (tables, charts, HTML) into this `DIR` (checked writable before the search)")
+	c.Output.Bind(fs, 5*time.Second)
+	bindConfigFlag(fs, &c.Config)
 }
 
 // ApplyProfile resolves --profile (quick without a DSN, standard with one, unless given)
@@ -211,6 +213,7 @@ func (c *Search) Validate(workloads []string) error {
 	if c.Wallets < 2 {
 		p.Addf("--wallets must be >= 2 (transfer moves money between two wallets), got %d", c.Wallets)
 	}
+	c.Output.Check(&p, c.JSON)
 	return p.Err()
 }
 

@@ -63,5 +63,5 @@ func runInspect(ctx context.Context, env *Env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)
 	}
-	return report.WriteDisclosure(env.Stdout, d, observe.SettingNames)
+	return report.WriteDisclosureOpts(env.Stdout, d, observe.SettingNames, report.TextOptions{Width: env.width()})
 }

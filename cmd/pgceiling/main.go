@@ -32,6 +32,14 @@ type Env struct {
 	TTY bool
 	// Args is the whole command line, for the results file (redacted before writing).
 	Args []string
+	// Width is the terminal's width in columns that text and tables fit (0: 100).
+	Width int
+	// quiet drops progress and announcements (--quiet); warnings and errors still print.
+	quiet bool
+	// textToStderr sends the human text to stderr: stdout carries JSON (--json -).
+	textToStderr bool
+	// flagSets, when set, collects the flag sets the command makes (flagsOf).
+	flagSets *[]*pflag.FlagSet
 	// signal records the signal that interrupted the command (0 when none).
 	signal atomic.Int32
 	// secrets are scrubbed from every message the CLI prints.
@@ -79,6 +87,14 @@ func register(c command) { commands = append(commands, c) }
 func main() {
 	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		TTY: term.IsTerminal(int(os.Stderr.Fd())), Args: os.Args}
+	env.Width = columns(os.Getenv, func() (int, bool) {
+		for _, f := range []*os.File{os.Stdout, os.Stderr} {
+			if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+				return w, true
+			}
+		}
+		return 0, false
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -98,8 +114,15 @@ func main() {
 
 func exitCodeFor(s syscall.Signal) int { return 128 + int(s) }
 
+// The exit codes besides 0 (success) and 128+signal (interrupted).
+const (
+	exitError     = 1 // runtime error
+	exitUsage     = 2 // usage error: bad flag, value or argument
+	exitThreshold = 3 // a threshold the user set was broken (run --fail-on-error-rate/--p99-slo, compare --fail-if-*)
+)
+
 // Main runs one command line and returns the process exit code: 0 success, 1 runtime
-// error, 2 usage error, 128+signal when interrupted.
+// error, 2 usage error, 3 a threshold broken, 128+signal when interrupted.
 func Main(ctx context.Context, env *Env, args []string) int {
 	env.secrets = secretsFrom(args, env.Getenv)
 	err := dispatch(ctx, env, args)
@@ -114,10 +137,13 @@ func Main(ctx context.Context, env *Env, args []string) int {
 		return 0
 	case config.IsUsage(err):
 		env.printErr(err)
-		return 2
+		return exitUsage
+	case config.IsThreshold(err):
+		env.printErr(err)
+		return exitThreshold
 	default:
 		env.printErr(err)
-		return 1
+		return exitError
 	}
 }
 
@@ -160,11 +186,11 @@ func dispatch(ctx context.Context, env *Env, args []string) error {
 		if len(args) > 1 && args[0] == "help" {
 			return dispatch(ctx, env, []string{args[1], "--help"})
 		}
-		usage(env.Stdout)
+		usage(env.Stdout, env.width())
 		return nil
 	}
-	if args[0] == "--version" || args[0] == "version" {
-		fmt.Fprintf(env.Stdout, "pgceiling %s\n", result.ToolVersion)
+	if args[0] == "--version" || args[0] == "-V" {
+		printVersion(env.Stdout)
 		return nil
 	}
 	for _, c := range commands {
@@ -183,34 +209,36 @@ func dispatch(ctx context.Context, env *Env, args []string) error {
 	return config.Usagef("%s", msg)
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintf(w, `pgceiling %s: find the real write ceiling of a PostgreSQL server.
+const intro = `An open-loop Poisson driver fires realistic OLTP-write and banking-transfer transactions at a pre-filled, partitioned, Zipf-accessed schema; an adaptive search finds the knee (the highest rate held with almost no errors) under both synchronous_commit settings.
 
-An open-loop Poisson driver fires realistic OLTP-write and banking-transfer transactions at
-a pre-filled, partitioned, Zipf-accessed schema; an adaptive search finds the knee (the
-highest rate held with almost no errors) under both synchronous_commit settings.
+Without --dsn (or PGCEILING_DSN) every command runs on a throwaway PostgreSQL started from the server binaries on this machine and removed afterwards.`
 
-Without --dsn (or PGCEILING_DSN) every command runs on a throwaway PostgreSQL started from
-the server binaries on this machine and removed afterwards.
+func usage(w io.Writer, width int) {
+	fmt.Fprintf(w, "%s\n\n", reflow("pgceiling "+result.ToolVersion+": find the real write ceiling of a PostgreSQL server.", width))
+	fmt.Fprintf(w, "%s\n\nUsage:\n  pgceiling COMMAND [flags]\n  pgceiling --version\n\nCommands:\n", reflow(intro, width))
+	for _, c := range sortedCommands() {
+		lines := wrapWords(c.summary, width-14)
+		for i, l := range lines {
+			name := ""
+			if i == 0 {
+				name = c.name
+			}
+			fmt.Fprintf(w, "  %-11s %s\n", name, l)
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", reflow(`Run 'pgceiling COMMAND --help' for a command's flags and their defaults.
+Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 a threshold you set was broken (run --fail-on-error-rate or --p99-slo, compare --fail-if-knee-drops or --fail-if-p99-rises; the results are still written), 130/143 interrupted (results kept).`, width))
+}
 
-Usage:
-  pgceiling COMMAND [flags]
-
-Commands:
-`, result.ToolVersion)
+// sortedCommands lists the commands in the order help shows them.
+func sortedCommands() []command {
 	sorted := append([]command(nil), commands...)
 	sort.SliceStable(sorted, func(i, j int) bool { return order(sorted[i].name) < order(sorted[j].name) })
-	for _, c := range sorted {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
-	}
-	fmt.Fprint(w, `
-Run 'pgceiling COMMAND --help' for a command's flags and their defaults.
-Exit codes: 0 ok, 1 runtime error, 2 usage error, 130/143 interrupted (results kept).
-`)
+	return sorted
 }
 
 func order(name string) int {
-	for i, n := range []string{"search", "run", "init", "drop", "inspect", "report"} {
+	for i, n := range []string{"search", "run", "compare", "init", "drop", "inspect", "report", "completion", "version"} {
 		if n == name {
 			return i
 		}
@@ -222,9 +250,12 @@ func order(name string) int {
 func newFlagSet(env *Env, name, synopsis string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SortFlags = false
+	if env.flagSets != nil {
+		*env.flagSets = append(*env.flagSets, fs)
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stdout, "Usage: pgceiling %s [flags]\n\n%s\n\nFlags:\n%s", name,
-			strings.TrimSpace(synopsis), fs.FlagUsages())
+			reflow(synopsis, env.width()), fs.FlagUsagesWrapped(env.width()))
 	}
 	return fs
 }

@@ -60,7 +60,8 @@ func TestLiveLine(t *testing.T) {
 	l.show(result.Second{}, sec)
 	l.end()
 	l.show(result.Second{}, sec)
-	want := "  sweep 1/1     3s measure offered     100/s achieved      99/s p99     12.5 ms queue     1 errors 2\n"
+	// 100 columns: the queue and the total committed do not fit beside the sweep's label.
+	want := "  sweep 1/1    3s measure | last 1s: offered 100/s, committed 99/s, p99 12.5 ms | so far: 2 errors\n"
 	if b.String() != want+want {
 		t.Errorf("plain live lines:\n%q\nwant two (the second second suppressed, the next probe's first shown):\n%q", b.String(), want+want)
 	}
@@ -69,7 +70,7 @@ func TestLiveLine(t *testing.T) {
 	l.show(result.Second{}, sec)
 	l.show(result.Second{}, sec)
 	l.end()
-	line := "    3s measure offered     100/s achieved      99/s p99     12.5 ms queue     1 errors 2"
+	line := "   3s measure | last 1s: offered 100/s, committed 99/s, p99 12.5 ms | queue 1 | so far: 2 errors"
 	if want := "\r\033[K" + line + "\r\033[K" + line + "\n"; b.String() != want {
 		t.Errorf("terminal live line:\n%q\nwant:\n%q", b.String(), want)
 	}

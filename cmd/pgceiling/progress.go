@@ -36,16 +36,17 @@ func (s *statusLine) end() {
 }
 
 // liveLine is a probe's live progress (run and search): every second on a terminal, else
-// a plain line every `every`.
+// a plain line every `every`; fitted to the width.
 type liveLine struct {
 	statusLine
 	prefix string // e.g. the sweep's label
 	every  time.Duration
+	width  int
 	last   time.Time
 }
 
 func newLiveLine(env *Env, prefix string, every time.Duration) *liveLine {
-	return &liveLine{statusLine: statusLine{w: env.Stderr, tty: env.TTY}, prefix: prefix, every: every}
+	return &liveLine{statusLine: statusLine{w: env.info(), tty: env.TTY}, prefix: prefix, every: every, width: env.width()}
 }
 
 // show is the driver's OnSecond.
@@ -54,8 +55,55 @@ func (l *liveLine) show(_ result.Second, v driver.Live) {
 		return
 	}
 	l.last = time.Now()
-	l.draw(fmt.Sprintf("%s%5.0fs %-7s offered %7.0f/s achieved %7.0f/s p99 %8.1f ms queue %5d errors %d",
-		l.prefix, v.Elapsed.Seconds(), v.Phase, v.OfferedRate, v.AchievedRate, v.P99Ms, v.Queue, v.Errors))
+	l.draw(liveText(l.prefix, v, l.width-1))
+}
+
+// liveText is one progress line of at most width characters: the phase, then the last
+// second's figures (per second), the queue now, and the totals so far (warm-up included),
+// each labelled. Parts that do not fit are left out, the least telling first; a figure
+// nothing has measured yet (p99 in the first seconds of the warm-up) shows as "-".
+func liveText(prefix string, v driver.Live, width int) string {
+	dash := func(ok bool, s string) string {
+		if !ok {
+			return "-"
+		}
+		return s
+	}
+	started := v.Elapsed >= time.Second
+	head := fmt.Sprintf("%s%4.0fs %-7s", prefix, v.Elapsed.Seconds(), v.Phase)
+	rates := fmt.Sprintf(" | last 1s: offered %s/s, committed %s/s", dash(started, count(int64(v.OfferedRate+0.5))),
+		dash(started, count(int64(v.AchievedRate+0.5))))
+	p99 := ", p99 " + dash(v.P99Ms > 0, fmt.Sprintf("%.1f ms", v.P99Ms))
+	queue := fmt.Sprintf(" | queue %d", v.Queue)
+	committed, errs := count(v.Committed)+" committed", count(v.Errors)+" errors"
+	// keep: errors so far, queue, committed so far, p99, the last second's rates. From
+	// everything to the least: drop the total committed, the queue, the errors, p99.
+	for _, keep := range [][5]bool{{true, true, true, true, true}, {true, true, false, true, true}, {true, false, false, true, true},
+		{false, false, false, true, true}, {false, false, false, false, true}} {
+		line := head
+		if keep[4] {
+			line += rates
+		}
+		if keep[3] {
+			line += p99
+		}
+		if keep[1] {
+			line += queue
+		}
+		switch {
+		case keep[0] && keep[2]:
+			line += " | so far: " + committed + ", " + errs
+		case keep[0]:
+			line += " | so far: " + errs
+		}
+		if len(line) <= width {
+			return line
+		}
+	}
+	if len(head) > width {
+		return head[:max(width, 0)]
+	}
+	return head
 }
 
 // end finishes the probe's line; the next probe's first second shows at once.

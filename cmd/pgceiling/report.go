@@ -26,8 +26,11 @@ missing): report.md, probes.csv, series.csv, report.html and the charts as PNG a
 func runReport(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "report", reportSynopsis)
 	format := fs.String("format", "text", "output format: text, markdown, csv, series-csv (one row per probe second), html or json")
-	out := fs.String("out", "", "write the whole report (Markdown, CSV, HTML, PNG and SVG charts) into this directory")
-	fs.Usage = func() { fmt.Fprintf(env.Stdout, "%s\n\nFlags:\n%s", reportSynopsis, fs.FlagUsages()) }
+	out := fs.String("out", "", "write the whole report (Markdown, CSV, HTML, PNG and SVG charts) into this `DIR`")
+	wide := fs.Bool("wide", false, "text: print tables whole instead of fitting them to the terminal's width ($COLUMNS, else 100)")
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stdout, "%s\n\nFlags:\n%s", reflow(reportSynopsis, env.width()), fs.FlagUsagesWrapped(env.width()))
+	}
 	// pflag prints the usage itself on --help (and Parse returns pflag.ErrHelp, exit 0).
 	if err := config.Parse(fs, args); err != nil {
 		return err
@@ -59,13 +62,13 @@ func runReport(ctx context.Context, env *Env, args []string) error {
 		}
 		return nil
 	}
-	if err := writeReport(env.Stdout, *format, f); err != nil {
+	if err := writeReport(env.Stdout, *format, f, env.width(), *wide); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
 }
 
-func writeReport(w io.Writer, format string, f *result.File) error {
+func writeReport(w io.Writer, format string, f *result.File, width int, wide bool) error {
 	switch format {
 	case "markdown":
 		return report.WriteMarkdown(w, f)
@@ -80,6 +83,6 @@ func writeReport(w io.Writer, format string, f *result.File) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(f)
 	default:
-		return report.WriteText(w, f)
+		return writeText(w, f, width, wide)
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/localpg"
-	"github.com/pgceiling/pgceiling/report"
 	"github.com/pgceiling/pgceiling/result"
 	"github.com/pgceiling/pgceiling/schema"
 	"github.com/pgceiling/pgceiling/workload"
@@ -20,7 +19,9 @@ func init() {
 
 const runSynopsis = `Fires one workload at a fixed offered rate (open loop: Poisson arrivals that never wait
 for a response) for a warm-up and a measured window, then prints the summary table and,
-with --json, writes the result. Latency runs from each arrival's intended start to the
+with --json, writes the result (--json - writes it to stdout and the table to stderr).
+--fail-on-error-rate and --p99-slo are thresholds, like k6's: the result is written and
+the command exits 3 when the probe breaks one. Latency runs from each arrival's intended start to the
 end of COMMIT; an arrival not started within --pool-wait is rejected (pool_timeout).
 Every arrival in the window ends committed, failed (by error class) or rejected, and the
 committed count is checked against the rows the database gained. Ctrl-C stops early and
@@ -44,10 +45,9 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	tuneGC(env, c.Conns)
-	if c.JSON != "" {
-		if err := result.CheckWritable(c.JSON); err != nil {
-			return err
-		}
+	setOutput(env, &c.Output, c.JSON)
+	if err := checkOutputs(c.JSON, c.SummaryJSON, ""); err != nil {
+		return err
 	}
 	lm, err := startMetrics(env, "run", c.MetricsAddr)
 	if err != nil {
@@ -74,34 +74,47 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 		ProbeMinutes: (p.WarmupS + p.MeasuredS) / 60}}
 	file.Interrupted = p.Interrupted || env.Interrupted()
 	file.FinishedAt = time.Now().UTC()
-	if err := report.WriteText(env.Stdout, file); err != nil {
+	maxErr := -1.0
+	if c.FailOnErrorRate.Set {
+		maxErr = c.FailOnErrorRate.V
+	}
+	th := result.Thresholds(p, maxErr, c.P99SLO)
+	if err := writeText(env.text(), file, env.width(), c.Wide); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
+	for _, l := range thresholdLines(th) {
+		fmt.Fprintln(env.text(), l)
+	}
 	if c.JSON != "" {
-		if err := result.Write(c.JSON, file); err != nil {
+		if err := writeResults(env, c.JSON, file); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stderr, "pgceiling: result in %s\n", c.JSON)
+		if c.JSON != config.Stdout {
+			env.say("pgceiling: result in %s", c.JSON)
+		}
+	}
+	if err := writeSummary(env, c.SummaryJSON, file, th); err != nil {
+		return err
+	}
+	where := ""
+	if c.JSON != "" && c.JSON != config.Stdout {
+		where = "; the result is in " + c.JSON
 	}
 	switch {
 	case p.Error != "":
-		where := ""
-		if c.JSON != "" {
-			where = "; the partial result is in " + c.JSON
-		}
-		return fmt.Errorf("%s%s", p.Error, where)
+		return fmt.Errorf("%s%s", p.Error, strings.Replace(where, "the result", "the partial result", 1))
 	case len(p.Checks.Problems) > 0:
 		return fmt.Errorf("the probe's checks FAILED: %s", strings.Join(p.Checks.Problems, "; "))
 	case file.Interrupted:
 		return context.Canceled
 	}
-	return nil
+	return brokenThresholds(th, where)
 }
 
 // runProbe readies the server (schema, safety, pools, observer) and runs the probe.
 func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveMetrics) (*result.Probe, *result.Disclosure, []string, error) {
 	plan := serverPlan{wallets: c.Wallets, syncOn: c.SyncCommit.On(), onBackfill: func(window time.Duration, rate float64) {
-		fmt.Fprintf(env.Stderr, "pgceiling run: back-filling the last %v of payments at %g tx/s...\n", window, rate)
+		env.say("pgceiling run: back-filling the last %v of payments at %g tx/s...", window, rate)
 	}}
 	if t.Embedded != nil {
 		spec := schema.DefaultSpec()
@@ -124,11 +137,11 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveM
 	warnings := s.warnings
 	if msg := c.Fraud.Warning(); msg != "" && c.Workload == "oltp" {
 		warnings = append(warnings, msg)
-		fmt.Fprintf(env.Stderr, "pgceiling: warning: %s\n", msg)
+		env.warnf("%s", msg)
 	}
-	fmt.Fprintf(env.Stderr, "pgceiling run: %s at %g tx/s, synchronous_commit=%s, %v warm-up + %v measured, %d connections\n",
+	env.say("pgceiling run: %s at %g tx/s, synchronous_commit=%s, %v warm-up + %v measured, %d connections",
 		c.Workload, c.Rate, c.SyncCommit, c.Warmup, c.Duration, c.Conns)
-	live := newLiveLine(env, "", 10*time.Second)
+	live := newLiveLine(env, "", c.Progress)
 	cfg := driverConfig(&c.Probe, c.SyncCommit)
 	cfg.Rate, cfg.OnSecond = c.Rate, live.show
 	p, err := s.probe(ctx, w, cfg)

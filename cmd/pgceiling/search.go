@@ -59,23 +59,27 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	setOutput(env, &c.Output, c.JSON)
 	lm, err := startMetrics(env, "search", c.MetricsAddr)
 	if err != nil {
 		return err
 	}
 	defer lm.close()
-	if err := result.CheckWritable(c.JSON); err != nil {
+	if err := checkOutputs(c.JSON, c.SummaryJSON, c.Report); err != nil {
 		return err
 	}
 
 	file := &searchResults{File: result.NewFile("search"), path: c.JSON, env: env}
 	file.CommandLine = redactArgs(env.Args)
 	file.Config = config.Values(fs)
-	// failed records why the search could not start in the results file, which is
-	// always written once it was checked writable.
+	// failed records why the search stopped in the results file once a probe ran; a
+	// search that could not start leaves no results file behind (nor touches a resumed
+	// one).
 	failed := func(err error) error {
 		file.end(ctx, err)
-		file.saveOrWarn()
+		if file.probes() > 0 {
+			file.saveOrWarn()
+		}
 		return err
 	}
 	t, err := openTarget(ctx, env, c.Conn, localpg.Options{})
@@ -96,9 +100,13 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	file.Warnings = append(file.Warnings, s.warnings...)
 	if w := c.Fraud.Warning(); w != "" && slices.Contains(c.Workloads, "oltp") {
 		file.Warnings = append(file.Warnings, w)
-		fmt.Fprintf(env.Stderr, "pgceiling: warning: %s\n", w)
+		env.warnf("%s", w)
 	}
-	fmt.Fprintf(env.Stderr, "pgceiling search: %s; results in %s\n", c.String(), c.JSON)
+	where := c.JSON
+	if where == config.Stdout {
+		where = "stdout at the end"
+	}
+	env.say("pgceiling search: %s; results in %s", c.String(), where)
 
 	sweeps := c.Sweeps()
 	var runErr error
@@ -119,7 +127,7 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		fillSweep(&res, sw, &c)
 		res.Bottleneck, res.BottleneckRate = observe.SweepBottleneck(&res)
 		file.Sweeps[idx] = res
-		fmt.Fprintf(env.Stderr, "%s: knee %s, bracket %s, %d probes, %.1f probe-minutes (%s)\n",
+		env.say("%s: knee %s, bracket %s, %d probes, %.1f probe-minutes (%s)",
 			label, report.KneeText(res), bracketText(res.Bracket), len(res.Probes), res.ProbeMinutes, res.Stop)
 		if err != nil {
 			runErr = err
@@ -135,11 +143,23 @@ func finishSearch(env *Env, c *config.Search, file *searchResults, runErr error)
 	if err := file.save(); err != nil {
 		return err
 	}
+	if c.JSON == config.Stdout {
+		if err := writeResults(env, c.JSON, file.File); err != nil {
+			return err
+		}
+	}
+	if err := writeSummary(env, c.SummaryJSON, file.File, nil); err != nil {
+		return err
+	}
 	if file.Interrupted {
-		fmt.Fprintf(env.Stderr, "pgceiling: search interrupted; %s keeps every probe so far: continue with --resume %s\n", c.JSON, c.JSON)
+		if c.JSON != config.Stdout {
+			// The hint is a line of its own, never wrapped, so it can be copied whole.
+			env.warnf("search interrupted; %s keeps every probe so far; continue with:", c.JSON)
+			fmt.Fprintf(env.Stderr, "    --resume %s\n", c.JSON)
+		}
 		return runErr
 	}
-	if err := report.WriteText(env.Stdout, file.File); err != nil {
+	if err := writeText(env.text(), file.File, env.width(), c.Wide); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
 	if c.Report != "" {
@@ -147,7 +167,9 @@ func finishSearch(env *Env, c *config.Search, file *searchResults, runErr error)
 			return fmt.Errorf("--report: %w", err)
 		}
 	}
-	fmt.Fprintf(env.Stderr, "pgceiling: results in %s\n", c.JSON)
+	if c.JSON != config.Stdout {
+		env.say("pgceiling: results in %s", c.JSON)
+	}
 	return runErr
 }
 
@@ -158,15 +180,28 @@ type searchResults struct {
 	env  *Env
 }
 
+// save rewrites the results file; with --json - (stdout) it is written once, at the end.
 func (r *searchResults) save() error {
 	r.FinishedAt = time.Now().UTC()
+	if r.path == config.Stdout {
+		return nil
+	}
 	return result.Write(r.path, r.File)
+}
+
+// probes counts the probes in the file so far.
+func (r *searchResults) probes() int {
+	n := 0
+	for _, s := range r.Sweeps {
+		n += len(s.Probes)
+	}
+	return n
 }
 
 // saveOrWarn saves the file, only warning when it cannot: the search goes on.
 func (r *searchResults) saveOrWarn() {
 	if err := r.save(); err != nil {
-		fmt.Fprintf(r.env.Stderr, "pgceiling: %s\n", r.env.Scrub(err.Error()))
+		printWrapped(r.env.Stderr, "pgceiling: "+r.env.Scrub(err.Error()), r.env.width())
 	}
 }
 
@@ -238,13 +273,13 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 	if err != nil {
 		return result.Sweep{}, err
 	}
-	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", 5*time.Second)}
+	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", c.Progress)}
 	cfg := searchConfig(c)
 	cfg.StartFrom, cfg.Estimate = st.knee, st.estimate
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
 		p.started = true
 		s.metrics.searchProbe(n, b)
-		fmt.Fprintf(env.Stderr, "%s: probe %d at %.0f tx/s, bracket %s\n", label, n, rate, bracketText(b))
+		env.say("%s: probe %d at %.0f tx/s, bracket %s", label, n, rate, bracketText(b))
 	}
 	cfg.OnProbe = func(sw result.Sweep) {
 		last := sw.Probes[len(sw.Probes)-1]
@@ -255,13 +290,17 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 		}
 		p.started = false
 		s.metrics.judged(last.Verdict, sw.Bracket)
-		fmt.Fprintf(env.Stderr, "%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %.1f ms); bracket %s\n",
-			label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, last.Latency.P99,
+		p99 := "-" // nothing committed, nothing measured
+		if last.Committed > 0 {
+			p99 = fmt.Sprintf("%.1f ms", last.Latency.P99)
+		}
+		env.say("%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %s); bracket %s",
+			label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, p99,
 			bracketText(sw.Bracket))
 		onProbe(sw)
 	}
 	cfg.OnCalibrate = func(rate float64) {
-		fmt.Fprintf(env.Stderr, "%s: calibrating at %.0f tx/s\n", label, rate)
+		env.say("%s: calibrating at %.0f tx/s", label, rate)
 	}
 	return search.Run(ctx, p, cfg, st.prior)
 }

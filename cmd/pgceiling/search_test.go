@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -49,20 +51,15 @@ func TestSearchUsageErrors(t *testing.T) {
 }
 
 // TestSearchUnreachable: a server that cannot be reached is one line, exit 1, no
-// password, and the results file still says what happened.
+// password, and a search that could not start leaves no results file behind.
 func TestSearchUnreachable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.json")
 	_, stderr, code := cli(t, nil, "search", "--dsn", "postgres://u:s3cret@127.0.0.1:1/x?connect_timeout=2", "--json", path)
 	if code != 1 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || strings.Contains(stderr, "s3cret") || !strings.Contains(stderr, "connect") {
 		t.Errorf("search on an unreachable server: code %d, stderr %q; want 1 and one line about connecting, no password", code, stderr)
 	}
-	f, err := result.Read(path)
-	if err != nil {
-		t.Fatalf("results file: %v", err)
-	}
-	if f.Error == "" || strings.Contains(f.Error, "s3cret") || !strings.Contains(f.Config["dsn"], "u:xxxxx@") ||
-		strings.Contains(strings.Join(f.CommandLine, " "), "s3cret") {
-		t.Errorf("results file: error %q, dsn %q, command line %q; want the error, the DSN redacted", f.Error, f.Config["dsn"], f.CommandLine)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a search that could not start left %s behind (%v)", path, err)
 	}
 }
 

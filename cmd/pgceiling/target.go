@@ -70,12 +70,13 @@ func openTarget(ctx context.Context, env *Env, c config.Conn, opt localpg.Option
 		}
 		opt.BinDir = eo.BinDir
 	}
-	fmt.Fprintln(env.Stderr, "pgceiling: no --dsn given: starting a throwaway PostgreSQL on this machine (removed when done)")
+	env.say("pgceiling: no --dsn given: starting a throwaway PostgreSQL on this machine (removed when done)")
 	s, err := localpg.Start(ctx, opt)
 	if err != nil {
 		return nil, fmt.Errorf("embedded server: %w", err)
 	}
-	fmt.Fprintf(env.Stderr, "pgceiling: throwaway PostgreSQL %s on %s:%d, data in %s\n", s.Version, s.Host, s.Port, s.Dir)
+	// One line, never wrapped: the data directory is copied from it (and tests read it).
+	fmt.Fprintf(env.info(), "pgceiling: throwaway PostgreSQL %s on %s:%d, data in %s\n", s.Version, s.Host, s.Port, s.Dir)
 	env.atForcedExit(func() { _ = s.Stop() })
 	return &target{DSN: s.DSN("postgres"), Embedded: s}, nil
 }
@@ -104,8 +105,8 @@ func ensureSchema(ctx context.Context, env *Env, cfg *pgx.ConnConfig, admin *pgx
 	if st.Exists {
 		return nil
 	}
-	fmt.Fprintf(env.Stderr, "pgceiling: no pgceiling schema: initialising it (%d rows, %d wallets)\n", spec.Rows, spec.Wallets)
-	bar := newProgressBar(env.Stderr, env.TTY)
+	env.say("pgceiling: no pgceiling schema: initialising it (%d rows, %d wallets)", spec.Rows, spec.Wallets)
+	bar := newProgressBar(env.info(), env.TTY)
 	_, err = schema.Init(ctx, cfg, spec, schema.InitOptions{Workers: runtime.NumCPU(), Progress: bar.update})
 	bar.end()
 	if err != nil {

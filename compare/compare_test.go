@@ -1,0 +1,186 @@
+package compare
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+func fixture(t *testing.T, name string) *result.File {
+	t.Helper()
+	f, err := result.Read("../report/testdata/" + name)
+	if err != nil {
+		t.Fatalf("fixture %s: %v", name, err)
+	}
+	return f
+}
+
+// scaleKnee moves sweep i's knee (and the probe at it, the bracket and the interval) by
+// factor, and its p99 at the knee by p99Factor.
+func scaleKnee(t *testing.T, f *result.File, i int, factor, p99Factor float64) {
+	t.Helper()
+	sw := &f.Sweeps[i]
+	k := sw.KneeProbe()
+	if k == nil {
+		t.Fatalf("sweep %d has no probe at its knee", i)
+	}
+	k.TargetRate *= factor
+	k.Latency.P99 *= p99Factor
+	sw.Knee *= factor
+	sw.Bracket.Lo *= factor
+	sw.Bracket.Hi *= factor
+	if sw.Interval != nil {
+		iv := *sw.Interval
+		iv.Lo, iv.Hi = iv.Lo*factor, iv.Hi*factor
+		sw.Interval = &iv
+	}
+}
+
+func TestCompareSameFile(t *testing.T) {
+	a, b := fixture(t, "search.json"), fixture(t, "search.json")
+	c, err := Compare(a, b, "a.json", "b.json", Options{KneeDrop: 0, P99Rise: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Rows) != len(a.Sweeps) || len(c.Broken) != 0 || len(c.Differences) != 0 {
+		t.Fatalf("Compare(search, itself): %d rows, broken %q, differences %+v; want one row per sweep, nothing broken or different",
+			len(c.Rows), c.Broken, c.Differences)
+	}
+	for _, r := range c.Rows {
+		if r.RateChange != 0 || r.P99Change != 0 || !r.Overlap {
+			t.Errorf("%s sync=%s: change %v, p99 change %v, overlap %v; want 0, 0, overlapping", r.Workload, r.SyncCommit, r.RateChange, r.P99Change, r.Overlap)
+		}
+	}
+}
+
+func TestCompareGates(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		factor, p99Factor float64
+		opt               Options
+		want              []string // fragments of the one broken line; nil: none broken
+	}{
+		{"knee -20% past a 10% gate", 0.8, 1, Options{KneeDrop: 0.10, P99Rise: -1}, []string{"oltp sync=on: knee dropped 20 %", "975 -> 780", "--fail-if-knee-drops 10 %"}},
+		{"knee -20% within a 25% gate", 0.8, 1, Options{KneeDrop: 0.25, P99Rise: -1}, nil},
+		{"knee -20% without gates", 0.8, 1, NoGates, nil},
+		{"knee +20% never a drop", 1.2, 1, Options{KneeDrop: 0, P99Rise: -1}, nil},
+		{"p99 +30% past a 20% gate", 1, 1.3, Options{KneeDrop: -1, P99Rise: 0.2}, []string{"oltp sync=on: p99 at the knee rose 30 %", "--fail-if-p99-rises 20 %"}},
+		{"p99 +10% within a 20% gate", 1, 1.1, Options{KneeDrop: -1, P99Rise: 0.2}, nil},
+	} {
+		a, b := fixture(t, "search.json"), fixture(t, "search.json")
+		scaleKnee(t, b, 0, tc.factor, tc.p99Factor)
+		c, err := Compare(a, b, "a", "b", tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want == nil {
+			if len(c.Broken) != 0 {
+				t.Errorf("%s: broken %q, want none", tc.name, c.Broken)
+			}
+			continue
+		}
+		if len(c.Broken) != 1 {
+			t.Errorf("%s: broken %q, want one line", tc.name, c.Broken)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(c.Broken[0], w) {
+				t.Errorf("%s: broken %q lacks %q", tc.name, c.Broken[0], w)
+			}
+		}
+	}
+}
+
+func TestCompareMissingSweepAndDifferences(t *testing.T) {
+	a, b := fixture(t, "search.json"), fixture(t, "search.json")
+	b.Sweeps = b.Sweeps[1:] // oltp sync=on gone
+	b.Server.Version = "PostgreSQL 16.4"
+	b.Server.Settings["shared_buffers"] = "1GB"
+	b.Config["duration"] = "7m0s"
+	b.Config["json"] = "elsewhere.json" // where output went is no difference
+	c, err := Compare(a, b, "a", "b", Options{KneeDrop: 0.1, P99Rise: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Broken) != 1 || !strings.Contains(c.Broken[0], "oltp sync=on: missing from B") {
+		t.Errorf("a sweep missing from B: broken %q, want it to break the knee gate", c.Broken)
+	}
+	want := map[string][2]string{"server version": {"PostgreSQL 17.2", "PostgreSQL 16.4"}, "shared_buffers": {"128MB", "1GB"}, "--duration": {"12s", "7m0s"}}
+	got := map[string][2]string{}
+	for _, d := range c.Differences {
+		got[d.What] = [2]string{d.A, d.B}
+	}
+	if len(got) != len(want) {
+		t.Errorf("differences %+v, want exactly %v", c.Differences, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("difference %s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+func TestCompareRuns(t *testing.T) {
+	a, b := fixture(t, "run.json"), fixture(t, "run.json")
+	if _, err := Compare(a, fixture(t, "search.json"), "run.json", "search.json", NoGates); err == nil ||
+		!strings.Contains(err.Error(), "compare like with like") {
+		t.Errorf("Compare(run, search) = %v, want a refusal", err)
+	}
+	p := &b.Sweeps[0].Probes[0]
+	p.AchievedRate *= 0.5
+	c, err := Compare(a, b, "a", "b", Options{KneeDrop: 0.1, P99Rise: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Broken) != 1 || !strings.Contains(c.Broken[0], "achieved rate dropped 50 %") {
+		t.Errorf("run at half the achieved rate: broken %q", c.Broken)
+	}
+	var out bytes.Buffer
+	if err := c.WriteText(&out, 100, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"achieved", "-50.0 %", "REGRESSIONS:", "offered"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("run comparison text lacks %q:\n%s", w, out.String())
+		}
+	}
+}
+
+// TestCompareTextFits: at 100 and 60 columns no line is wider; --wide keeps a long
+// bottleneck whole on one line.
+func TestCompareTextFits(t *testing.T) {
+	a, b := fixture(t, "search.json"), fixture(t, "search.json")
+	scaleKnee(t, b, 1, 0.85, 1.4)
+	long := strings.Repeat("a very long bottleneck explanation ", 8)
+	b.Sweeps[1].Bottleneck = long
+	b.Server.Settings["shared_buffers"] = strings.Repeat("x", 150)
+	c, err := Compare(a, b, "base-results-with-a-long-name.json", "new.json", Options{KneeDrop: 0.1, P99Rise: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{100, 60} {
+		var out bytes.Buffer
+		if err := c.WriteText(&out, width, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if n := len([]rune(l)); n > width {
+				t.Errorf("width %d: line of %d: %q", width, n, l)
+			}
+		}
+		for _, w := range []string{"oltp sync=off", "knee", "interval", "p99 at knee", "-15.0 %", "+40.0 %", "REGRESSIONS:", "shared_buffers"} {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("width %d: text lacks %q:\n%s", width, w, out.String())
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := c.WriteText(&out, 100, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), strings.TrimSpace(long)) {
+		t.Errorf("--wide cut the bottleneck:\n%s", out.String())
+	}
+}
