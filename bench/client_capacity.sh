@@ -14,14 +14,17 @@
 #     since every rejected arrival costs the engine CPU too;
 #   - pgceiling run --engine pgx --threads 2, unpinned (2+ cores only).
 # The responder runs pinned to --server-core, the pinned clients to --client-core.
-# Printed per run: committed tx/s (pgceiling: commits in the measured window per
-# second), the client's cores (1 pinned, else the machine's), committed tx/s per client
-# core, client CPU seconds (user + system, /usr/bin/time) per 1,000 committed
-# transactions, pgceiling's rejected share and achieved/offered rate (at capacity when
-# some are rejected or less than offered is achieved), the responder's busy share of its
-# core (near 100 %: the responder, not the client, was the limit), the machine's steal
-# during the run (/proc/stat; this VM books stolen time to processes, so a run with steal
-# over a few percent is not comparable), and the ratio of tx/s per client core to pgbench -j 1's.
+# Printed per run: the client's cores (1 pinned, else the machine's) and how many it used
+# (client CPU seconds per wall second), committed tx/s (pgceiling: commits in the measured
+# window per second), committed transactions per client CPU second (the capacity of one
+# client core: a closed-loop pgbench against a responder is latency-bound, below 100 % of
+# its core, so its tx/s understates it), client CPU seconds (user + system,
+# /usr/bin/time) per 1,000 committed transactions, pgceiling's rejected share and
+# achieved/offered rate (at capacity when some are rejected or less than offered is
+# achieved), the responder's busy share of its core (near 100 %: the responder, not the
+# client, was the limit), the machine's steal during the run (/proc/stat; this VM books stolen time to processes, so a run with steal
+# over a few percent is not comparable), and the ratio of transactions per client CPU
+# second to pgbench -j 1's.
 # pgceiling runs with --no-backfill: the responder does not take COPY.
 # insert has no script in bench/pgbench; the one used here sends pgceiling's transaction
 # (BEGIN, SET LOCAL, the INSERT, COMMIT) with the uuid and 100-byte payload made
@@ -83,33 +86,34 @@ script() { if [ "$1" = insert ]; then echo "$work/insert.sql"; else echo "$root/
 # ticks PID: the process's user + system CPU in clock ticks.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# timed CMD...: runs CMD under /usr/bin/time; sets cpu (user + system seconds), steal
-# (the machine's stolen share in %, /proc/stat) and resp_busy (the responder's share of
-# its core in %).
+# timed CMD...: runs CMD under /usr/bin/time; sets cpu (user + system seconds), wall
+# (seconds), steal (the machine's stolen share in %, /proc/stat) and resp_busy (the
+# responder's share of its core in %).
 timed() {
   local s0 s1 r0 r1 t0 t1
   s0="$(head -1 /proc/stat)"; r0="$(ticks "$resp_pid")"; t0="$(date +%s.%N)"
   /usr/bin/time -f "%U %S" -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {
     echo "client_capacity: failed: $*" >&2; tail -5 "$work/err" >&2; exit 1; }
   s1="$(head -1 /proc/stat)"; r1="$(ticks "$resp_pid")"; t1="$(date +%s.%N)"
-  read -r steal resp_busy < <(python3 -c "
+  read -r steal resp_busy wall < <(python3 -c "
 import os
 a=list(map(int,'$s0'.split()[1:])); b=list(map(int,'$s1'.split()[1:])); d=[y-x for x,y in zip(a,b)]
-print(round(100*d[7]/max(sum(d),1), 1), round(100*($r1-$r0)/os.sysconf('SC_CLK_TCK')/($t1-$t0)))")
+print(round(100*d[7]/max(sum(d),1), 1), round(100*($r1-$r0)/os.sysconf('SC_CLK_TCK')/($t1-$t0)), round($t1-$t0, 3))")
   read -r u s <"$work/time"
   cpu="$(python3 -c "print(round($u + $s, 3))")"
 }
 
-# row LABEL CLIENT_CORES TX_PER_S COMMITTED REJECTED_PCT: one line of the table; sets
-# per_core (tx/s per client core).
+# row LABEL CORES TX_PER_S COMMITTED REJ: one line of the table; sets per_core (committed
+# per client CPU second: the capacity of one client core).
 row() {
-  per_core="$(python3 -c "print(round($3 / $2, 1))")"
-  python3 - "$w" "$1" "$2" "$3" "$4" "$cpu" "$5" "$resp_busy" "$steal" "$per_core" "${base:-}" <<'PY'
+  per_core="$(python3 -c "print(round($4 / max($cpu, 0.001)))")"
+  python3 - "$w" "$1" "$2" "$3" "$4" "$cpu" "$wall" "$5" "$resp_busy" "$steal" "$per_core" "${base:-}" <<'PY'
 import sys
-w, label, cores, tps, n, cpu, rej, busy, steal, per_core, base = sys.argv[1:]
+w, label, cores, tps, n, cpu, wall, rej, busy, steal, per_core, base = sys.argv[1:]
 per1k = float(cpu) * 1000 / int(n) if int(n) else float('nan')
+used = float(cpu) / float(wall)
 ratio = f"{float(per_core) / float(base):.2f}" if base else "1.00"
-print(f"{w:<9} {label:<32} {cores:>5} {float(tps):>9.0f} {float(per_core):>10.0f} {per1k:>10.3f} {rej:>9} {busy:>6}% {steal:>6}% {ratio:>7}")
+print(f"{w:<9} {label:<32} {cores:>5} {used:>5.2f} {float(tps):>8.0f} {float(per_core):>9.0f} {per1k:>9.4f} {rej:>9} {busy:>5}% {steal:>5}% {ratio:>6}")
 PY
 }
 
@@ -150,7 +154,7 @@ print(p['achieved_rate'], p['checks']['committed_total'], round(100*p['rejected'
 
 echo "client capacity against bench/responder: ${secs}s per run, $conns connections, $cores cores;"
 echo "responder on core $score, pinned clients on core $ccore; $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ)"
-printf "%-9s %-32s %5s %9s %10s %10s %9s %7s %7s %7s\n" workload client cores "tx/s" "tx/s/core" "cpu/1k tx" "rej/got" resp steal "ratio"
+printf "%-9s %-32s %5s %5s %8s %9s %9s %9s %6s %6s %6s\n" workload client cores used "tx/s" "tx/cpu-s" "cpu/1k tx" "rej/got" resp steal ratio
 for w in $workloads; do
   base=""
   pgbench_run "pgbench -j 1 (pinned)" 1 pinned
@@ -161,6 +165,7 @@ for w in $workloads; do
   pgceiling_run "pgx 1 thread (pinned)" pgx 1 pinned
   if [ "$cores" -ge 2 ]; then pgceiling_run "pgx 2 threads (unpinned)" pgx 2 unpinned; fi
 done
-echo "ratio: tx/s per client core against pgbench -j 1's; rej/got: pgceiling's rejected arrivals and achieved/offered"
+echo "cores: the client's (1 pinned); used: client CPU s per wall s; tx/cpu-s: committed per client CPU second"
+echo "(one client core's capacity); ratio: tx/cpu-s against pgbench -j 1's; rej/got: pgceiling's rejected arrivals and achieved/offered"
 echo "(the engine was at capacity when rej > 0 or got < 100%);"
 echo "resp: the responder's busy share of its core (near 100%: the responder was the limit)"
