@@ -316,6 +316,7 @@ func fixtureSweep(rng *rand.Rand, workload, sync string, capacity float64, start
 func fixtureSearch() *result.File {
 	rng := rand.New(rand.NewPCG(1, 2))
 	f := result.NewFile("search")
+	f.RunID = "" // derived from the file at write (EnsureRunID): regenerated fixtures keep their goldens
 	f.StartedAt = fixtureStart
 	f.CommandLine = []string{"pgceiling", "search", "--workload", "oltp,transfer", "--sync-commit", "on,off",
 		"--dsn", "postgres://bench:xxxxx@db.example:5432/bench", "--duration", "12s", "--warmup", "3s"}
@@ -356,6 +357,7 @@ func fixtureSearch() *result.File {
 func fixtureRun() *result.File {
 	rng := rand.New(rand.NewPCG(3, 4))
 	f := result.NewFile("run")
+	f.RunID = "" // derived from the file at write (EnsureRunID): regenerated fixtures keep their goldens
 	f.StartedAt = fixtureStart
 	f.CommandLine = []string{"pgceiling", "run", "--workload", "transfer", "--rate", "500", "--duration", "12s", "--warmup", "3s"}
 	f.Config = map[string]string{"workload": "transfer", "rate": "500", "duration": "12s", "warmup": "3s", "conns": "50"}
@@ -370,6 +372,7 @@ func fixtureRun() *result.File {
 func fixtureFsyncOff() *result.File {
 	rng := rand.New(rand.NewPCG(5, 6))
 	f := result.NewFile("search")
+	f.RunID = "" // derived from the file at write (EnsureRunID): regenerated fixtures keep their goldens
 	f.StartedAt = fixtureStart
 	f.CommandLine = []string{"pgceiling", "search", "--workload", "insert", "--sync-commit", "on", "--allow-unsafe-server"}
 	f.Config = map[string]string{"workload": "insert", "sync-commit": "on", "allow-unsafe-server": "true"}
