@@ -98,8 +98,8 @@ func thresholdLines(th []result.Threshold) []string {
 // brokenThresholds is the ThresholdError for the broken thresholds in th (nil: none).
 func brokenThresholds(th []result.Threshold, where string) error {
 	var broken []string
-	for _, l := range thresholdLines(th) {
-		if strings.Contains(l, "BROKEN") {
+	for i, l := range thresholdLines(th) {
+		if !th[i].OK {
 			broken = append(broken, strings.TrimPrefix(l, "threshold "))
 		}
 	}
