@@ -65,13 +65,8 @@ trap cleanup EXIT
 (cd "$root" && go build -o "$work/pgceiling" ./cmd/pgceiling && go build -o "$work/responder" ./bench/responder) || exit 1
 taskset -c "$score" "$work/responder" -dsn-file "$work/dsn" >/dev/null 2>"$work/responder.log" &
 resp_pid=$!
-for _ in $(seq 1 100); do
-  [ -s "$work/dsn" ] && break
-  kill -0 "$resp_pid" 2>/dev/null || { cat "$work/responder.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -s "$work/dsn" ] || { echo "client_capacity: the responder did not start" >&2; exit 1; }
-dsn="$(cat "$work/dsn")"
+. "$root/bench/lib.sh" # wait_dsn_file
+dsn="$(wait_dsn_file client_capacity "$resp_pid" "$work/dsn" "$work/responder.log" 10)" || exit 1
 
 cat >"$work/insert.sql" <<'SQL'
 \set hi random(0, 4611686018427387903)

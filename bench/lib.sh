@@ -12,13 +12,7 @@ bench_setup() {
     echo "starting a throwaway server with the schema ($rows rows)..." >&2
     "$work/benchpg" -dsn-file "$work/dsn" -rows "$rows" 2>"$work/benchpg.log" &
     server_pid=$!
-    for _ in $(seq 1 600); do
-      [ -s "$work/dsn" ] && break
-      kill -0 "$server_pid" 2>/dev/null || { cat "$work/benchpg.log" >&2; exit 1; }
-      sleep 0.5
-    done
-    [ -s "$work/dsn" ] || { echo "$name: the server did not come up" >&2; exit 1; }
-    dsn="$(cat "$work/dsn")"
+    dsn="$(wait_dsn_file "$name" "$server_pid" "$work/dsn" "$work/benchpg.log" 300)" || exit 1
   fi
 }
 
@@ -26,4 +20,17 @@ bench_setup() {
 bench_cleanup() {
   if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
   rm -rf "$work"
+}
+
+# wait_dsn_file NAME PID FILE LOG SECONDS: waits until process PID has written its DSN to
+# FILE and prints it; fails (with PID's LOG) if PID exits first or SECONDS pass.
+wait_dsn_file() {
+  local name="$1" pid="$2" file="$3" log="$4" secs="$5" i
+  for i in $(seq 1 $((secs * 10))); do
+    [ -s "$file" ] && { cat "$file"; return 0; }
+    kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "$name: the server did not come up within ${secs}s" >&2
+  return 1
 }
