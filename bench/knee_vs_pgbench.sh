@@ -62,7 +62,7 @@ pin=()
 prepare() { "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$1" || exit 1; }
 
 echo "1. pgceiling search, oltp, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
-"${pin[@]}" "$work/pgceiling" search --dsn "$dsn" --workload oltp --sync-commit on --warmup "${warm}s" --duration "${secs}s" \
+"${pin[@]}" "$work/pgceiling" search --dsn "$dsn" --workload oltp --sync-commit on --hold off --warmup "${warm}s" --duration "${secs}s" \
   --precision "$prec" --start-rate "$start" --repeats 1 --conns "$conns" --pool-wait 1s --no-steady-check --json "$work/search.json" \
   2> >(grep -v '^  ' >&2) >/dev/null
 pgc_knee="$(python3 -c "import json; s=json.load(open('$work/search.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"

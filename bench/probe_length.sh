@@ -4,19 +4,21 @@
 # probe length, on one prefilled server, back to back; their spread against the median
 # (target <= 10 %); then the knee of the middle length held by `pgceiling run` for
 # --hold seconds: its error rate and the trend of its per-second queue wait (Theil-Sen
-# slope, ms per minute), which must be flat.
+# slope, ms per minute), which must be flat. The searches run the hold step
+# (--search-hold, default auto: the knee then held for checkpoint_timeout + 1 min,
+# stepping down until a rate holds; off gives the knee of the probe length alone).
 #
 # Without --dsn a throwaway server with the schema (bench/benchpg, --rows rows) is
 # started and removed at the end; with --dsn the schema must exist (pgceiling init).
 #
 # Usage: bench/probe_length.sh [--dsn DSN] [--rows 1000000] [--workloads "oltp transfer"]
 #        [--lengths "30 120 300"] [--warmup 10] [--repeats 2] [--precision 0.05]
-#        [--hold 600] [--out DIR]
+#        [--hold 600] [--search-hold auto|off|DURATION] [--out DIR]
 # A smoke run: bench/probe_length.sh --rows 50000 --workloads oltp --lengths "10 20"
 #        --warmup 3 --repeats 1 --precision 0.2 --hold 20
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" rows=1000000 wls="oltp transfer" lengths="30 120 300" warm=10 reps=2 prec=0.05 hold=600 out=""
+dsn="" rows=1000000 wls="oltp transfer" lengths="30 120 300" warm=10 reps=2 prec=0.05 hold=600 shold=auto out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
     --repeats) reps="$2"; shift 2 ;;
     --precision) prec="$2"; shift 2 ;;
     --hold) hold="$2"; shift 2 ;;
+    --search-hold) shold="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "probe_length: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -47,7 +50,7 @@ for wl in $wls; do
   for len in $lengths; do
     f="$out/$wl-$len.json"
     echo "search $wl, ${len}s probes..." >&2
-    "$work/pgceiling" search --dsn "$dsn" --workload "$wl" --sync-commit on --warmup "${warm}s" --duration "${len}s" \
+    "$work/pgceiling" search --dsn "$dsn" --workload "$wl" --sync-commit on --hold "$shold" --warmup "${warm}s" --duration "${len}s" \
       --precision "$prec" --repeats "$reps" --json "$f" 2>"$out/$wl-$len.log" >/dev/null || { tail -3 "$out/$wl-$len.log" >&2; exit 1; }
   done
   knee="$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["sweeps"][0]["knee"]))' "$out/$wl-$mid.json")"

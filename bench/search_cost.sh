@@ -37,7 +37,7 @@ echo "1. simulated server"
 . "$root/bench/lib.sh"
 bench_setup search_cost
 
-common=(search --dsn "$dsn" --workload "$wl" --sync-commit "$sc" --warmup "${warm}s" --duration "${secs}s" --precision "$prec")
+common=(search --hold off --dsn "$dsn" --workload "$wl" --sync-commit "$sc" --warmup "${warm}s" --duration "${secs}s" --precision "$prec")
 echo
 echo "2. one real sweep ($wl, synchronous_commit=$sc, ${warm}s warm-up + ${secs}s probes, precision $prec)"
 "$work/pgceiling" "${common[@]}" --json "$work/fast.json" 2>"$work/fast.log" >/dev/null || { tail -3 "$work/fast.log" >&2; exit 1; }

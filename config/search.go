@@ -30,6 +30,9 @@ type Search struct {
 	Repeats      int    // each final edge is probed this many times in all; 0 = the profile's
 	StartFrom    string // a results file whose knee starts the bracket (no calibration)
 	MaxProbes    int
+	// Hold is the final hold step's window (--hold): "auto" (one checkpoint cycle of the
+	// server, see HoldWindow), "off", or a duration. "" = the profile's.
+	Hold         string
 	NoEarlyAbort bool
 	// NoSteadyCheck judges probes by errors (and --p99-slo) only, without the not_steady
 	// rule: for comparing with tools that have no such rule.
@@ -58,6 +61,7 @@ type Profile struct {
 	Precision float64
 	Rows      int64
 	Repeats   int // each final edge probed this many times in all
+	Hold      string
 	Summary   string
 }
 
@@ -65,9 +69,9 @@ type Profile struct {
 // checkpoint cycle per probe, indexes larger than shared_buffers); quick is sized so the
 // embedded four-sweep main job finishes in about five minutes on two cores.
 var Profiles = []Profile{
-	{Name: "quick", Warmup: 5 * time.Second, Duration: 15 * time.Second, Precision: 0.10, Rows: 1_000_000, Repeats: 2,
-		Summary: "5 s warm-up, 15 s probes, 10 % precision, edges probed twice, 1 M rows: a first figure in minutes"},
-	{Name: "standard", Warmup: 30 * time.Second, Duration: 7 * time.Minute, Precision: 0.05, Rows: 50_000_000, Repeats: 3,
+	{Name: "quick", Warmup: 5 * time.Second, Duration: 15 * time.Second, Precision: 0.10, Rows: 1_000_000, Repeats: 2, Hold: HoldAuto,
+		Summary: "5 s warm-up, 15 s probes, 10 % precision, edges probed twice, the knee held for a checkpoint cycle, 1 M rows"},
+	{Name: "standard", Warmup: 30 * time.Second, Duration: 7 * time.Minute, Precision: 0.05, Rows: 50_000_000, Repeats: 3, Hold: HoldAuto,
 		Summary: "30 s warm-up, 7 min probes, 5 % precision, edges probed 3 times, 50 M rows: the methodology"},
 }
 
@@ -104,6 +108,7 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.IntVar(&c.Confirm, "confirm", 0, "probe the final bracket's edges this many more times (on top of --repeats); the majority verdict counts, so the knee can move either way")
 	fs.IntVar(&c.Repeats, "repeats", 0, "probe each final edge of the bracket this many times in all; the majority verdict per rate counts and feeds the knee's interval; default from the profile")
 	fs.StringVar(&c.StartFrom, "start-from", "", "start the bracket at the knees of this earlier results `FILE` instead of calibrating")
+	fs.StringVar(&c.Hold, "hold", "", "after converging, probe the knee once more for this long and step down until a rate holds: auto (the server's checkpoint_timeout + 1m, none when --duration already covers it), off, or a duration; default from the profile (auto)")
 	fs.IntVar(&c.MaxProbes, "max-probes", 40, "most probes per sweep (retries and repeats included)")
 	fs.BoolVar(&c.NoEarlyAbort, "no-early-abort", false, "run failing probes to the end instead of stopping them once their errors exceed the budget")
 	fs.BoolVar(&c.NoSteadyCheck, "no-steady-check", false, "judge probes by errors (and --p99-slo) only, without the not_steady rule (growing queue wait); to compare with pgbench")
@@ -143,6 +148,7 @@ func (c *Search) ApplyProfile(fs *pflag.FlagSet, haveDSN bool, now time.Time) er
 	set("precision", strconv.FormatFloat(p.Precision, 'g', -1, 64))
 	set("rows", strconv.FormatInt(p.Rows, 10))
 	set("repeats", strconv.Itoa(p.Repeats))
+	set("hold", p.Hold)
 	if c.JSON == "" {
 		c.JSON = c.Resume
 	}
@@ -200,6 +206,9 @@ func (c *Search) Validate(workloads []string) error {
 	if c.Repeats < 0 {
 		p.Addf("--repeats must be >= 0, got %d", c.Repeats)
 	}
+	if _, err := c.HoldWindow("5min"); err != nil {
+		p.Addf("%v", err)
+	}
 	if c.StartFrom != "" && c.StartRate > 0 {
 		p.Addf("--start-from and --start-rate both set the first rate: give one")
 	}
@@ -215,6 +224,54 @@ func (c *Search) Validate(workloads []string) error {
 	}
 	c.Output.Check(&p, c.JSON)
 	return p.Err()
+}
+
+// HoldAuto is --hold's default: one checkpoint cycle of the server.
+const HoldAuto = "auto"
+
+// HoldMargin is what --hold auto adds to checkpoint_timeout: the prepared probe starts
+// right after a CHECKPOINT, so the next timed checkpoint begins about checkpoint_timeout
+// later (max_wal_size can bring it sooner), and the hold must run into it.
+const HoldMargin = time.Minute
+
+// HoldWindow is the hold step's measured window given the server's checkpoint_timeout
+// setting as the server shows it ("5min"): 0 for off, and for auto when each probe's
+// window already covers checkpoint_timeout + HoldMargin.
+func (c *Search) HoldWindow(checkpointTimeout string) (time.Duration, error) {
+	switch c.Hold {
+	case "off", "0", "":
+		return 0, nil
+	case HoldAuto:
+		ct, err := PGDuration(checkpointTimeout)
+		if err != nil {
+			return 0, fmt.Errorf("--hold auto: the server's checkpoint_timeout: %w", err)
+		}
+		if w := ct + HoldMargin; c.Duration < w {
+			return w, nil
+		}
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.Hold)
+	if err != nil || d < time.Second {
+		return 0, fmt.Errorf("--hold must be auto, off or a duration of at least 1s (e.g. 6m), got %q", c.Hold)
+	}
+	return d, nil
+}
+
+// PGDuration parses a time setting as PostgreSQL shows it: a number with a unit of us,
+// ms, s, min, h or d ("5min", "30s").
+func PGDuration(v string) (time.Duration, error) {
+	i := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i <= 0 {
+		return 0, fmt.Errorf("%q is not a duration with a unit", v)
+	}
+	n, err := strconv.ParseFloat(v[:i], 64)
+	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second,
+		"min": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[strings.TrimSpace(v[i:])]
+	if err != nil || unit == 0 {
+		return 0, fmt.Errorf("%q is not a duration with a unit", v)
+	}
+	return time.Duration(n * float64(unit)), nil
 }
 
 // Sweeps lists the sweeps to run in order: each workload with each synchronous_commit
@@ -235,6 +292,10 @@ func (c *Search) SweepsOn() bool { return slices.Contains(c.SyncCommits, result.
 
 // String describes the search in one line, for progress output.
 func (c *Search) String() string {
-	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, edges probed %d times, max error rate %g",
-		c.Profile, c.Warmup, c.Duration, c.Precision, max(c.Repeats, 1), c.MaxErrorRate)
+	hold := ", no hold step"
+	if c.Hold != "" && c.Hold != "off" && c.Hold != "0" {
+		hold = ", hold " + c.Hold
+	}
+	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, edges probed %d times%s, max error rate %g",
+		c.Profile, c.Warmup, c.Duration, c.Precision, max(c.Repeats, 1), hold, c.MaxErrorRate)
 }

@@ -180,3 +180,46 @@ func TestEngineLoopNeedsPreparedStatements(t *testing.T) {
 		t.Errorf("run --engine loop --exec-mode simple: %v, want one problem naming --exec-mode", err)
 	}
 }
+
+func TestHoldWindow(t *testing.T) {
+	for _, tc := range []struct {
+		hold, ct string
+		dur      time.Duration
+		want     time.Duration
+		bad      bool
+	}{
+		{HoldAuto, "5min", 15 * time.Second, 6 * time.Minute, false},
+		{HoldAuto, "30s", 15 * time.Second, 90 * time.Second, false},
+		{HoldAuto, "1h", time.Minute, 61 * time.Minute, false},
+		{HoldAuto, "5min", 7 * time.Minute, 0, false}, // the probes already cover a cycle
+		{HoldAuto, "5min", 6 * time.Minute, 0, false},
+		{"off", "5min", time.Minute, 0, false},
+		{"0", "5min", time.Minute, 0, false},
+		{"10m", "5min", time.Minute, 10 * time.Minute, false},
+		{"ten", "5min", time.Minute, 0, true},
+		{"500ms", "5min", time.Minute, 0, true},
+		{HoldAuto, "", time.Minute, 0, true},
+		{HoldAuto, "5 fortnights", time.Minute, 0, true},
+	} {
+		c := Search{Hold: tc.hold}
+		c.Duration = tc.dur
+		got, err := c.HoldWindow(tc.ct)
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("--hold %s, checkpoint_timeout %q, --duration %v: %v, %v; want %v (error %v)", tc.hold, tc.ct, tc.dur, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+func TestPGDuration(t *testing.T) {
+	for v, want := range map[string]time.Duration{"5min": 5 * time.Minute, "30s": 30 * time.Second, "1h": time.Hour,
+		"1d": 24 * time.Hour, "200ms": 200 * time.Millisecond, "2.5min": 150 * time.Second} {
+		if got, err := PGDuration(v); err != nil || got != want {
+			t.Errorf("PGDuration(%q) = %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"", "min", "5", "5 parsecs", "-5min"} {
+		if got, err := PGDuration(v); err == nil {
+			t.Errorf("PGDuration(%q) = %v, want an error", v, got)
+		}
+	}
+}

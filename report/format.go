@@ -131,4 +131,10 @@ func secs(v float64) string { return num(v, 1) + " s" }
 
 // KneeText is a sweep's knee as the summary prints it: "3,080 tx/s (2,950-3,190, 90 %)",
 // the interval only when the sweep has one. For the command's progress lines.
-func KneeText(s result.Sweep) string { return kneeWithInterval(&s, " tx/s") }
+func KneeText(s result.Sweep) string {
+	k := kneeWithInterval(&s, " tx/s")
+	if s.Held && s.HoldS > 0 {
+		k += ", held " + secs(s.HoldS)
+	}
+	return k
+}

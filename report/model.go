@@ -473,6 +473,28 @@ func bottleneckCell(s *result.Sweep) string {
 	return fmt.Sprintf("at the knee, %s tx/s: %s", rate(at), bn)
 }
 
+// holdNote says what the hold step did: the knee held for its window, after how many
+// failed holds above it; "" without a hold step.
+func holdNote(s *result.Sweep) string {
+	if s.HoldS <= 0 {
+		return ""
+	}
+	var failed []string
+	for _, p := range s.Probes {
+		if p.Hold && (p.Verdict == result.Fail || p.Verdict == result.NotSteady) {
+			failed = append(failed, rate(p.TargetRate))
+		}
+	}
+	n := "the knee was not held (the search ended first)"
+	if s.Held {
+		n = fmt.Sprintf("the knee held for %s", secs(s.HoldS))
+	}
+	if len(failed) > 0 {
+		n += fmt.Sprintf("; holds failed at %s tx/s (passes of shorter probes there were overruled)", strings.Join(failed, ", "))
+	}
+	return n
+}
+
 // kneeNotes says how a sweep's knee interval was made and where its bracket started; none
 // for a knee without an interval.
 func kneeNotes(s *result.Sweep) []string {
@@ -491,6 +513,9 @@ func kneeNotes(s *result.Sweep) []string {
 			n += fmt.Sprintf("; bracket edges probed %d times each", s.Repeats)
 		}
 		notes = append(notes, n)
+	}
+	if h := holdNote(s); h != "" {
+		notes = append(notes, sweepName(s)+": "+h)
 	}
 	if s.StartFrom != "" {
 		notes = append(notes, fmt.Sprintf("%s: bracket started from the knee in %s", sweepName(s), s.StartFrom))

@@ -243,6 +243,9 @@ type Probe struct {
 	Verdict Verdict `json:"verdict,omitempty"`
 	Reason  string  `json:"reason,omitempty"`
 	Retry   bool    `json:"retry,omitempty"` // a repeat of a probe that failed by fault
+	// Hold: the search's hold step, a probe of the knee for Sweep.HoldS instead of the
+	// probe length; its failure counts its rate as failed.
+	Hold bool `json:"hold,omitempty"`
 }
 
 // What stopped a probe early (Probe.CutBy).
@@ -443,6 +446,10 @@ type Sweep struct {
 	Repeats int `json:"repeats,omitempty"`
 	// StartFrom names the results file whose knee started the bracket (--start-from).
 	StartFrom string `json:"start_from,omitempty"`
+	// HoldS is the hold step's measured window in seconds (--hold; 0: no hold step).
+	HoldS float64 `json:"hold_s,omitempty"`
+	// Held: the knee passed a hold of HoldS (the search converged with a hold step).
+	Held bool `json:"held,omitempty"`
 }
 
 // File is one results file: one per command.

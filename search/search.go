@@ -28,6 +28,9 @@ type Limits struct {
 	// so far; a non-empty reason ends the probe (CutShort, CutBy result.CutByTrend,
 	// CutReason the reason): its growth is decided (see SteadyRule.StopIf).
 	StopIf func(measured []result.Second) string
+	// Measured, when > 0, is the probe's measured window instead of the prober's own:
+	// the search's hold step (Config.Hold).
+	Measured time.Duration
 }
 
 // LimitedProber is the optional ability to stop a probe early (Limits). The search calls
@@ -106,6 +109,14 @@ type Config struct {
 	// bracket down (lo's majority failed) or up (hi's majority passed); the search then
 	// bisects again and repeats at the new edges. See Run for the knee.
 	Repeats int
+	// Hold is the measured window of the final hold step; 0 = none. Once the bracket has
+	// converged and its edges have their Repeats verdicts, the knee is probed once more
+	// for Hold (the prober must be a LimitedProber): long enough to take in one of the
+	// server's checkpoint cycles, which a short probe can miss. A failed hold counts its
+	// rate as failed whatever the shorter probes there said (it saw more of the server):
+	// the bracket's hi drops to it and the search goes on below; the knee is then the
+	// highest rate that held (result.Sweep.Held). A held rate is not held again.
+	Hold time.Duration
 	// Confirm is the older form of Repeats: Confirm extra probes per edge, i.e. Repeats
 	// at least Confirm + 1. Deprecated: set Repeats.
 	Confirm int
@@ -141,6 +152,8 @@ type Config struct {
 	// OnStart, when set, is called before each probe: its number (from 1), rate and the
 	// bracket so far. Live progress.
 	OnStart func(n int, rate float64, b result.Bracket)
+	// OnHold, when set, is also called before each hold probe (Hold), before OnStart.
+	OnHold func(rate float64, window time.Duration)
 	// OnProbe, when set, is called after each probe (reused ones included) with the sweep
 	// so far: its last probe is the one just judged, Bracket is current. The command
 	// writes the results file from it (checkpoint).
@@ -183,6 +196,11 @@ type searcher struct {
 	passes, fails map[float64]int
 	// calSeconds is what the calibration cost.
 	calSeconds float64
+	// holding: the probe being run is a hold (Config.Hold); held and unheld are the
+	// rates whose hold passed and failed.
+	holding      bool
+	held, unheld map[float64]bool
+	priorHolds   map[float64][]result.Probe
 }
 
 // Run searches for the knee. prior holds probes from an earlier, interrupted search of
@@ -206,12 +224,22 @@ type searcher struct {
 func Run(ctx context.Context, p Prober, cfg Config, prior []result.Probe) (result.Sweep, error) {
 	cfg = cfg.withDefaults()
 	s := &searcher{p: p, cfg: cfg, prior: map[float64][]result.Probe{},
-		passes: map[float64]int{}, fails: map[float64]int{}}
+		passes: map[float64]int{}, fails: map[float64]int{},
+		held: map[float64]bool{}, unheld: map[float64]bool{}, priorHolds: map[float64][]result.Probe{}}
 	if cfg.Repeats > 1 {
 		s.sweep.Repeats = cfg.Repeats
 	}
+	if _, ok := p.(LimitedProber); !ok {
+		cfg.Hold = 0 // a plain Prober runs its own window only
+		s.cfg = cfg
+	}
+	s.sweep.HoldS = cfg.Hold.Seconds()
 	for _, pp := range prior {
 		if pp.Interrupted || pp.Verdict == result.Fault || pp.Error != "" || pp.Verdict == "" {
+			continue
+		}
+		if pp.Hold {
+			s.priorHolds[pp.TargetRate] = append(s.priorHolds[pp.TargetRate], pp)
 			continue
 		}
 		s.prior[pp.TargetRate] = append(s.prior[pp.TargetRate], pp)
@@ -264,8 +292,12 @@ func (s *searcher) run(ctx context.Context) error {
 		return err
 	}
 	rate = min(max(rate, cfg.MinRate), cfg.MaxRate)
+	hold := false
 	for {
-		if _, err := s.probe(ctx, rate); err != nil {
+		s.holding = hold
+		_, err := s.probe(ctx, rate)
+		s.holding, hold = false, false
+		if err != nil {
 			return s.stopped(err)
 		}
 		b := s.bracket()
@@ -303,7 +335,13 @@ func (s *searcher) run(ctx context.Context) error {
 			rate = b.Hi
 			continue
 		}
+		// Then hold the knee for a checkpoint cycle (Config.Hold); a failed hold lowers hi.
+		if cfg.Hold > 0 && !s.held[b.Lo] {
+			rate, hold = b.Lo, true
+			continue
+		}
 		s.sweep.Converged = true
+		s.sweep.Held = cfg.Hold > 0
 		s.sweep.Stop = StopConverged
 		if cfg.Repeats > 1 {
 			s.sweep.Stop = StopConfirmed
@@ -313,16 +351,17 @@ func (s *searcher) run(ctx context.Context) error {
 }
 
 // bracket is the bracket by majority (see Run): hi the lowest rate whose majority
-// failed, lo the highest rate below it whose majority passed; 0 for none.
+// failed or whose hold failed, lo the highest rate below it whose majority passed; 0 for
+// none.
 func (s *searcher) bracket() result.Bracket {
 	var b result.Bracket
 	for r, f := range s.fails {
-		if f >= s.passes[r] && (b.Hi == 0 || r < b.Hi) {
+		if (f >= s.passes[r] || s.unheld[r]) && (b.Hi == 0 || r < b.Hi) {
 			b.Hi = r
 		}
 	}
 	for r, n := range s.passes {
-		if n > s.fails[r] && r > b.Lo && (b.Hi == 0 || r < b.Hi) {
+		if n > s.fails[r] && !s.unheld[r] && r > b.Lo && (b.Hi == 0 || r < b.Hi) {
 			b.Lo = r
 		}
 	}
@@ -369,9 +408,15 @@ func (s *searcher) probe(ctx context.Context, rate float64) (result.Verdict, err
 		switch p.Verdict {
 		case result.Pass:
 			s.passes[rate]++
+			if s.holding {
+				s.held[rate] = true
+			}
 			return p.Verdict, nil
 		case result.Fail, result.NotSteady:
 			s.fails[rate]++
+			if s.holding {
+				s.unheld[rate] = true
+			}
 			return p.Verdict, nil
 		case result.HostSteal:
 			s.notify()
@@ -395,25 +440,36 @@ func (s *searcher) probe(ctx context.Context, rate float64) (result.Verdict, err
 	}
 }
 
-// limits are the early stops of a probe at rate.
+// limits are the early stops of a probe at rate, and a hold's window.
 func (s *searcher) limits(rate float64) Limits {
-	if s.cfg.NoEarlyAbort || s.cfg.Duration <= 0 {
-		return Limits{Budget: -1}
+	d, measured := s.cfg.Duration, time.Duration(0)
+	if s.holding {
+		d, measured = s.cfg.Hold, s.cfg.Hold
 	}
-	return Limits{Budget: Budget(s.cfg.MaxErrorRate, rate, s.cfg.Duration),
-		StopIf: s.cfg.Steady.StopIf(s.cfg.PoolWait, s.cfg.Duration)}
+	if s.cfg.NoEarlyAbort || s.cfg.Duration <= 0 {
+		return Limits{Budget: -1, Measured: measured}
+	}
+	return Limits{Budget: Budget(s.cfg.MaxErrorRate, rate, d),
+		StopIf: s.cfg.Steady.StopIf(s.cfg.PoolWait, d), Measured: measured}
 }
 
 // one runs one probe at rate, or takes a prior probe at that rate, and judges it.
 func (s *searcher) one(ctx context.Context, rate float64) (*result.Probe, error) {
-	if q := s.prior[rate]; len(q) > 0 {
+	prior := s.prior
+	if s.holding {
+		prior = s.priorHolds
+	}
+	if q := prior[rate]; len(q) > 0 {
 		p := q[0]
-		s.prior[rate] = q[1:]
+		prior[rate] = q[1:]
 		p.Verdict, p.Reason = Judge(&p, s.cfg)
 		return &p, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if s.holding && s.cfg.OnHold != nil {
+		s.cfg.OnHold(rate, s.cfg.Hold)
 	}
 	if s.cfg.OnStart != nil {
 		s.cfg.OnStart(len(s.sweep.Probes)+1, rate, s.sweep.Bracket)
@@ -443,7 +499,7 @@ func (s *searcher) one(ctx context.Context, rate float64) (*result.Probe, error)
 	if err != nil && p.Error == "" {
 		p.Error = err.Error()
 	}
-	p.TargetRate = rate
+	p.TargetRate, p.Hold = rate, s.holding
 	p.Verdict, p.Reason = Judge(p, s.cfg)
 	return p, nil
 }
@@ -478,7 +534,22 @@ func (s *searcher) finish() {
 	if b.Lo == 0 || b.Hi == 0 {
 		widen = 0
 	}
-	s.sweep.Interval = KneeInterval(s.sweep.Probes, widen)
+	s.sweep.Interval = KneeInterval(s.fitted(), widen)
+}
+
+// fitted are the probes the knee's interval is fitted to: every probe, with the passes of
+// a rate whose hold failed counted as fails, as the bracket counts them.
+func (s *searcher) fitted() []result.Probe {
+	if len(s.unheld) == 0 {
+		return s.sweep.Probes
+	}
+	ps := append([]result.Probe(nil), s.sweep.Probes...)
+	for i := range ps {
+		if s.unheld[ps[i].TargetRate] && ps[i].Verdict == result.Pass {
+			ps[i].Verdict = result.Fail
+		}
+	}
+	return ps
 }
 
 // round keeps probe rates at whole transactions per second (so resumed searches match

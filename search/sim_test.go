@@ -48,6 +48,10 @@ type sim struct {
 	// NoReject: the pool is deep enough that no arrival is rejected; overload shows as a
 	// queue wait that keeps rising.
 	NoReject bool
+	// StallAt, StallFor, StallFactor: a checkpoint-like cycle. From StallAt seconds after
+	// a probe's start (warm-up included), and again every StallAt seconds, capacity drops
+	// to StallFactor × C for StallFor seconds: a probe shorter than StallAt never sees it.
+	StallAt, StallFor, StallFactor float64
 	// StopEvery: call the trend stop every this many measured seconds (default 1; the
 	// long cost test thins it, as the driver's once a second costs the same per call).
 	StopEvery int
@@ -57,6 +61,7 @@ type sim struct {
 	stops    []bool // StopIf was set
 	shorts   []float64
 	attempts map[float64]int
+	measured []float64 // each call's measured window (s)
 }
 
 var (
@@ -114,19 +119,27 @@ func (s *sim) ProbeWithLimits(ctx context.Context, rate float64, l Limits) (*res
 	if c, ok := s.Capacities[rate]; ok {
 		C = c
 	}
-	p := &result.Probe{TargetRate: rate, WarmupS: s.Warmup, DurationS: s.Duration, Conns: 50,
+	duration := s.Duration
+	if l.Measured > 0 {
+		duration = l.Measured.Seconds()
+	}
+	s.measured = append(s.measured, duration)
+	p := &result.Probe{TargetRate: rate, WarmupS: s.Warmup, DurationS: duration, Conns: 50,
 		PoolWaitMs: poolWait * 1000}
 	if s.DriverLimit > 0 && rate > s.DriverLimit {
 		p.DriverLimited = true
 		p.DriverLimitReason = fmt.Sprintf("scheduler lag: the driver cannot issue %.0f/s", rate)
 	}
-	total := s.Warmup + s.Duration
+	total := s.Warmup + duration
 	backlog, served := 0.0, 0.0
 	every := max(s.StopEvery, 1)
 	var p99s []float64
 	for t := 0; t < int(total); t++ {
 		measure := float64(t) >= s.Warmup
 		capacity := C * factor * (1 - s.Decay*float64(t)/total)
+		if s.StallAt > 0 && t >= int(s.StallAt) && math.Mod(float64(t), s.StallAt) < s.StallFor {
+			capacity *= s.StallFactor
+		}
 		arrivals := poisson(rng, rate)
 		can := capacity + math.Sqrt(capacity)*rng.NormFloat64()
 		backlog += arrivals

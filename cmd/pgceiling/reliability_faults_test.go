@@ -251,7 +251,7 @@ func TestReliabilityFaults(t *testing.T) {
 	t.Run("search through a restart", func(t *testing.T) {
 		path := filepath.Join(dir, "search.json")
 		trigger := rowsAfter(t, dsn, 20)
-		wait := relAsyncCLI(t, env, "search", "--workload", "insert", "--sync-commit", "off", "--warmup", "0s", "--duration", "3s",
+		wait := relAsyncCLI(t, env, "search", "--hold", "off", "--workload", "insert", "--sync-commit", "off", "--warmup", "0s", "--duration", "3s",
 			"--start-rate", "40", "--growth", "4", "--precision", "0.9", "--max-probes", "3", "--conns", "4", "--json", path)
 		relWaitUntil(t, dsn, "the first probe to commit rows", trigger, 30*time.Second)
 		if err := s.Restart(ctx); err != nil {

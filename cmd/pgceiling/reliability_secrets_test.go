@@ -99,7 +99,7 @@ func TestReliabilitySecrets(t *testing.T) {
 		// Runs that succeed.
 		try(env, true, append([]string{"run", "--dsn", form.dsn, "--workload", "insert", "--rate", "30", "--json", js + "-run.json"}, tiny...)...)
 		try(env, true, "inspect", "--dsn", form.dsn)
-		try(env, true, append([]string{"search", "--dsn", form.dsn, "--workload", "insert", "--sync-commit", "off", "--start-rate", "30",
+		try(env, true, append([]string{"search", "--hold", "off", "--dsn", form.dsn, "--workload", "insert", "--sync-commit", "off", "--start-rate", "30",
 			"--growth", "4", "--precision", "0.9", "--max-probes", "2", "--json", js + "-search.json", "--report", js + "-report"}, tiny...)...)
 		try(env, true, "report", js+"-run.json", "--out", js+"-report-run")
 		files = append(files, js+"-run.json", js+"-search.json", js+"-report", js+"-report-run")

@@ -265,7 +265,7 @@ func TestReliabilitySignals(t *testing.T) {
 		initTiny(t, dsn)
 		env := map[string]string{"PGCEILING_DSN": dsn}
 		path := filepath.Join(tmp, "search-int.json")
-		args := []string{"search", "--workload", "insert", "--sync-commit", "off", "--warmup", "0s", "--duration", "2s",
+		args := []string{"search", "--hold", "off", "--workload", "insert", "--sync-commit", "off", "--warmup", "0s", "--duration", "2s",
 			"--start-rate", "40", "--growth", "4", "--precision", "0.5", "--max-probes", "4", "--conns", "4"}
 		p := relStartBinary(t, bin, tmp, env, append(args, "--json", path)...)
 		done := relWaitProbes(t, p, path, 1)
@@ -327,7 +327,7 @@ func TestReliabilitySignals(t *testing.T) {
 
 	t.Run("search embedded SIGTERM", func(t *testing.T) {
 		path := filepath.Join(tmp, "search-term.json")
-		p := relStartBinary(t, bin, tmp, nil, "search", "--workload", "insert", "--sync-commit", "off", "--rows", "2000",
+		p := relStartBinary(t, bin, tmp, nil, "search", "--hold", "off", "--workload", "insert", "--sync-commit", "off", "--rows", "2000",
 			"--wallets", "50", "--warmup", "0s", "--duration", "2s", "--start-rate", "40", "--growth", "4",
 			"--precision", "0.5", "--max-probes", "4", "--conns", "4", "--json", path)
 		_, dir := p.embedded(t)
@@ -383,7 +383,7 @@ func TestReliabilityAbsurdInput(t *testing.T) {
 		{[]string{"run", "--rate", "10", "--warmup", "0s", "--duration", "87600h", "--conns", "2"}, "--duration", 2},
 		{[]string{"run", "--rate", "1000", "--warmup", "0s", "--duration", "1s", "--pool-wait", "8760h", "--conns", "2"}, "--pool-wait", 2},
 		{[]string{"run", "--rate", "10", "--warmup", "0s", "--duration", "1s", "--conns", "1000000"}, "--conns", 2},
-		{[]string{"search", "--workload", "insert", "--sync-commit", "off", "--start-rate", "1e12", "--warmup", "0s", "--duration", "1s", "--max-probes", "1", "--conns", "2",
+		{[]string{"search", "--hold", "off", "--workload", "insert", "--sync-commit", "off", "--start-rate", "1e12", "--warmup", "0s", "--duration", "1s", "--max-probes", "1", "--conns", "2",
 			"--json", filepath.Join(tmp, "absurd.json")}, "--start-rate", 2},
 	} {
 		cmd := exec.Command("sh", append([]string{"-c", `ulimit -v 4000000; exec "$0" "$@"`, bin}, tc.args...)...)

@@ -204,7 +204,7 @@ func TestReliabilityBadInput(t *testing.T) {
 	// Cheap limits so that a case whose validation is missing ends in seconds (and shows up
 	// as a failure, not a hang).
 	runLim := []string{"--warmup", "0s", "--duration", "1s", "--conns", "2"}
-	searchLim := []string{"--warmup", "0s", "--duration", "1s", "--max-probes", "1", "--rows", "2000", "--conns", "2", "--json", out}
+	searchLim := []string{"--hold", "off", "--warmup", "0s", "--duration", "1s", "--max-probes", "1", "--rows", "2000", "--conns", "2", "--json", out}
 	run := func(a ...string) []string { return append(append([]string{"run"}, a...), runLim...) }
 	srch := func(a ...string) []string { return append(append([]string{"search"}, a...), searchLim...) }
 
@@ -343,7 +343,7 @@ func TestReliabilityTouchOnlyOurs(t *testing.T) {
 		{"run", "--workload", "oltp", "--rate", "40", "--warmup", "0s", "--duration", "1s", "--conns", "4"},
 		{"run", "--workload", "transfer", "--rate", "40", "--warmup", "0s", "--duration", "1s", "--conns", "4", "--sync-commit", "off"},
 		{"run", "--workload", "insert", "--rate", "40", "--warmup", "0s", "--duration", "1s", "--conns", "4"},
-		{"search", "--workload", "insert,transfer", "--sync-commit", "on,off", "--warmup", "0s", "--duration", "1s",
+		{"search", "--hold", "off", "--workload", "insert,transfer", "--sync-commit", "on,off", "--warmup", "0s", "--duration", "1s",
 			"--start-rate", "40", "--growth", "4", "--precision", "0.9", "--max-probes", "2", "--conns", "4", "--json", filepath.Join(dir, "s.json")},
 		{"init", "--rows", "3000", "--wallets", "100", "--months", "1", "--workers", "1"}, // the same spec again: nothing to do
 		{"drop"},

@@ -102,6 +102,17 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		file.Warnings = append(file.Warnings, w)
 		env.warnf("%s", w)
 	}
+	ct := ""
+	if s.disclosure != nil {
+		ct = s.disclosure.Settings["checkpoint_timeout"]
+	}
+	hold, err := c.HoldWindow(ct)
+	if err != nil {
+		return failed(err)
+	}
+	if hold > 0 {
+		env.say("pgceiling search: each knee is then held for %v (--hold %s; the server's checkpoint_timeout is %s)", hold, c.Hold, ct)
+	}
 	where := c.JSON
 	if where == config.Stdout {
 		where = "stdout at the end"
@@ -115,6 +126,7 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return failed(err)
 		}
+		start.hold = hold
 		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw.Workload, SyncCommit: sw.SyncCommit, KeepGrowth: c.KeepGrowth})
 		idx := len(file.Sweeps) - 1
 		s.metrics.sweep(i+1, len(sweeps))
@@ -239,6 +251,7 @@ type start struct {
 	prior    []result.Probe // probes of the resumed file, reused
 	estimate float64        // the resumed file's calibration
 	knee     float64        // the --start-from file's knee
+	hold     time.Duration  // the hold step's window (0: none)
 }
 
 // sweepStart is where the sweep sw starts: its probes and calibration in the resumed
@@ -275,11 +288,14 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 	}
 	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", c.Progress)}
 	cfg := searchConfig(c)
-	cfg.StartFrom, cfg.Estimate = st.knee, st.estimate
+	cfg.StartFrom, cfg.Estimate, cfg.Hold = st.knee, st.estimate, st.hold
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
 		p.started = true
 		s.metrics.searchProbe(n, b)
 		env.say("%s: probe %d at %.0f tx/s, bracket %s", label, n, rate, bracketText(b))
+	}
+	cfg.OnHold = func(rate float64, d time.Duration) {
+		env.say("%s: holding the knee, %.0f tx/s, for %v (a checkpoint cycle; shorter probes can miss its stalls)", label, rate, d)
 	}
 	cfg.OnProbe = func(sw result.Sweep) {
 		last := sw.Probes[len(sw.Probes)-1]
@@ -340,7 +356,11 @@ func (p *sweepProber) Probe(ctx context.Context, rate float64) (*result.Probe, e
 }
 
 func (p *sweepProber) ProbeWithLimits(ctx context.Context, rate float64, l search.Limits) (*result.Probe, error) {
-	return p.run(ctx, rate, l, p.cfg.Warmup, p.cfg.Duration)
+	d := p.cfg.Duration
+	if l.Measured > 0 {
+		d = l.Measured // the hold step
+	}
+	return p.run(ctx, rate, l, p.cfg.Warmup, d)
 }
 
 // ProbeShort is a calibration probe: prepared like every probe, shorter.

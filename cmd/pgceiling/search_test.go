@@ -21,7 +21,7 @@ import (
 // tinySearch is a search small enough for a test: the insert workload (cheapest init),
 // a 2,000-row schema, 2 s probes without warm-up, a coarse bracket.
 func tinySearch(jsonPath string, extra ...string) []string {
-	return append([]string{"search", "--workload", "insert", "--sync-commit", "off", "--rows", "2000",
+	return append([]string{"search", "--hold", "off", "--workload", "insert", "--sync-commit", "off", "--rows", "2000",
 		"--wallets", "50", "--warmup", "0s", "--duration", "2s", "--start-rate", "40", "--growth", "4",
 		"--precision", "0.5", "--max-probes", "4", "--conns", "4", "--json", jsonPath}, extra...)
 }
@@ -33,7 +33,7 @@ func TestSearchUsageErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"search", "--workload", "oltpp"}, 2, `did you mean "oltp"`},
+		{[]string{"search", "--hold", "off", "--workload", "oltpp"}, 2, `did you mean "oltp"`},
 		{[]string{"search", "--sync-commit", "on,offf", "--precision", "2"}, 2, "--precision"},
 		{[]string{"search", "--profile", "standrd"}, 2, `did you mean "standard"`},
 		{[]string{"search", "extra"}, 2, "unexpected argument"},
@@ -226,7 +226,7 @@ func TestSearchOLTPPreparesEachProbe(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	args := func(path string, extra ...string) []string {
-		return append([]string{"search", "--workload", "oltp", "--sync-commit", "off", "--rows", "5000", "--wallets", "100",
+		return append([]string{"search", "--hold", "off", "--workload", "oltp", "--sync-commit", "off", "--rows", "5000", "--wallets", "100",
 			"--warmup", "1s", "--duration", "3s", "--growth", "4", "--precision", "0.5", "--max-probes", "3", "--repeats", "1",
 			"--conns", "4", "--fraud-window", "10m", "--json", path}, extra...)
 	}
@@ -270,5 +270,49 @@ func TestSearchOLTPPreparesEachProbe(t *testing.T) {
 	if s := g.Sweeps[0]; s.StartFrom != first || len(s.Probes) == 0 || s.Probes[0].TargetRate != sw.Knee {
 		t.Errorf("--start-from: sweep start_from %q, first probe at %v; want %q and the earlier knee %.0f", s.StartFrom,
 			s.Probes, first, sw.Knee)
+	}
+}
+
+// TestSearchHoldsTheKnee: with --hold the converged knee is probed once more for the hold's
+// window, marked as a hold, and the sweep says it held (or, when it did not, the knee is
+// below the failed hold).
+func TestSearchHoldsTheKnee(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	path := filepath.Join(t.TempDir(), "s.json")
+	// Two connections and a 50 ms p99 SLO put the knee within a few probes of 200 tx/s.
+	_, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": dsn}, tinySearch(path, "--start-rate", "200",
+		"--conns", "2", "--p99-slo", "50ms", "--max-probes", "12", "--hold", "3s")...)
+	if code != 0 {
+		t.Fatalf("search --hold 3s: code %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "held for 3s") {
+		t.Errorf("search --hold 3s does not announce the hold:\n%s", stderr)
+	}
+	f, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := f.Sweeps[0]
+	if sw.HoldS != 3 || !sw.Converged {
+		t.Fatalf("sweep: hold_s %v converged %v stop %q; want 3, converged", sw.HoldS, sw.Converged, sw.Stop)
+	}
+	holds := 0
+	for i, p := range sw.Probes {
+		want := 2.0
+		if p.Hold {
+			holds++
+			want = 3
+			if p.Verdict != result.Pass && p.TargetRate <= sw.Knee {
+				t.Errorf("probe %d: a failed hold at %.0f, not above the knee %.0f", i+1, p.TargetRate, sw.Knee)
+			}
+		}
+		if p.DurationS != want {
+			t.Errorf("probe %d (hold %v): %.0f s, want %.0f", i+1, p.Hold, p.DurationS, want)
+		}
+	}
+	last := sw.Probes[len(sw.Probes)-1]
+	if holds == 0 || !sw.Held || !last.Hold || last.Verdict != result.Pass || last.TargetRate != sw.Knee {
+		t.Errorf("%d holds, held %v, last probe hold=%v %s at %.0f; want the knee %.0f's passing hold last", holds, sw.Held,
+			last.Hold, last.Verdict, last.TargetRate, sw.Knee)
 	}
 }

@@ -1,0 +1,128 @@
+package search
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// stallSim is a server that runs well for 270 s after a probe's start and then loses 15 %
+// of its capacity for 40 s, like a WAL-bound server at its next checkpoint: 60 s probes
+// never see the stall, a 330 s hold does.
+func stallSim(seed uint64) *sim {
+	return &sim{C: 1000, Noise: 0.01, Seed: seed, Warmup: 10, Duration: 60,
+		StallAt: 270, StallFor: 40, StallFactor: 0.85}
+}
+
+func TestHoldLowersAKneeThatACheckpointBreaks(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		s := stallSim(seed)
+		cfg := baseConfig(s)
+		plain, err := Run(context.Background(), s, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = stallSim(seed)
+		cfg.Hold = 330 * time.Second
+		sw, err := Run(context.Background(), s, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Without the hold the knee sits near the full capacity; with it, near the stalled
+		// one: the stall's backlog stays under a 1 s pool wait up to about 0.85 C + 20.
+		if plain.Knee < 900 || plain.Held {
+			t.Fatalf("seed %d: plain knee %.0f held=%v; want >= 900, not held", seed, plain.Knee, plain.Held)
+		}
+		if !sw.Held || !sw.Converged || sw.HoldS != 330 || sw.Knee > 900 || sw.Knee < 800 {
+			t.Errorf("seed %d: knee %.0f held=%v converged=%v hold_s=%.0f stop %q; want a held knee in 800..900",
+				seed, sw.Knee, sw.Held, sw.Converged, sw.HoldS, sw.Stop)
+		}
+		// The knee's own hold is the last probe and passed; every failed hold lies above
+		// the knee, and every hold ran the hold's window.
+		last := sw.Probes[len(sw.Probes)-1]
+		if !last.Hold || last.TargetRate != sw.Knee || last.Verdict != result.Pass {
+			t.Errorf("seed %d: last probe %+v at %.0f: want the knee's passing hold", seed, last.Verdict, last.TargetRate)
+		}
+		holds := 0
+		for i, p := range sw.Probes {
+			if !p.Hold {
+				if s.measured[i] != 60 {
+					t.Errorf("seed %d: probe %d ran %.0f s, want 60", seed, i, s.measured[i])
+				}
+				continue
+			}
+			holds++
+			if p.DurationS != 330 || s.measured[i] != 330 {
+				t.Errorf("seed %d: hold %d ran %.0f s (driver %.0f), want 330", seed, i, p.DurationS, s.measured[i])
+			}
+			if p.Verdict != result.Pass && p.TargetRate <= sw.Knee {
+				t.Errorf("seed %d: a failed hold at %.0f, at or below the knee %.0f", seed, p.TargetRate, sw.Knee)
+			}
+		}
+		if holds < 2 {
+			t.Errorf("seed %d: %d holds; the short knee %.0f should have failed one", seed, holds, plain.Knee)
+		}
+		if b := sw.Bracket; b.Lo != sw.Knee || b.Hi <= b.Lo {
+			t.Errorf("seed %d: bracket %+v, knee %.0f", seed, b, sw.Knee)
+		}
+		if iv := sw.Interval; iv == nil || iv.Midpoint > plain.Knee {
+			t.Errorf("seed %d: interval %+v: want one centred below the short knee %.0f", seed, iv, plain.Knee)
+		}
+	}
+}
+
+func TestHoldOnASteadyServerCostsOneProbe(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		s := newSim(seed)
+		cfg := baseConfig(s)
+		plain, err := Run(context.Background(), s, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = newSim(seed)
+		cfg.Hold = 300 * time.Second
+		sw, err := Run(context.Background(), s, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A steady server holds its knee (its capacity noise may, rarely, fail a hold one
+		// bracket step lower at most).
+		if len(sw.Probes) < len(plain.Probes)+1 || !sw.Held || sw.Knee > plain.Knee || sw.Knee < plain.Knee/(1+2*cfg.Precision) {
+			t.Errorf("seed %d: held knee %.0f (%d probes), plain %.0f (%d probes), held=%v", seed, sw.Knee, len(sw.Probes),
+				plain.Knee, len(plain.Probes), sw.Held)
+		}
+	}
+}
+
+func TestHoldIsNotReusedAsAShortProbe(t *testing.T) {
+	s := stallSim(3)
+	s.Noise = 0
+	cfg := baseConfig(s)
+	cfg.Hold = 330 * time.Second
+	whole, err := Run(context.Background(), s, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k < len(whole.Probes); k++ {
+		s2 := stallSim(3)
+		s2.Noise = 0
+		resumed, err := Run(context.Background(), s2, cfg, whole.Probes[:k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resumed.Knee != whole.Knee || !resumed.Held {
+			t.Errorf("%d prior probes: resumed knee %.0f held=%v, whole %.0f", k, resumed.Knee, resumed.Held, whole.Knee)
+		}
+		for i, p := range resumed.Probes[:k] {
+			if p.Hold != whole.Probes[i].Hold || p.TargetRate != whole.Probes[i].TargetRate {
+				t.Errorf("%d prior probes: probe %d reused as hold=%v at %.0f, was hold=%v at %.0f", k, i, p.Hold,
+					p.TargetRate, whole.Probes[i].Hold, whole.Probes[i].TargetRate)
+			}
+		}
+		if len(s2.calls) != len(whole.Probes)-k {
+			t.Errorf("%d prior probes: ran %d, want %d", k, len(s2.calls), len(whole.Probes)-k)
+		}
+	}
+}
