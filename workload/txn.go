@@ -86,10 +86,10 @@ type Txn struct {
 	beginSQL   string   // BEGIN; and setSQL
 	sess       *Session // the connection's, from Begin
 	op         OpKind   // the statement in flight
-	lastStmt  int    // the script statement in flight, with OpStep
-	step      int    // the script's next step
-	err       error
-	closeConn bool
+	lastStmt   int      // the script statement in flight, with OpStep
+	step       int      // the script's next step
+	err        error
+	closeConn  bool
 }
 
 // Autocommitter is an optional ability of a Script (found by type assertion): with

@@ -53,7 +53,7 @@ type Server struct {
 	pids    atomic.Uint32
 	stats   Stats
 	mu      sync.Mutex
-	unknown map[string]*Reply // fallback replies, by statement text
+	unknown map[string]*Reply        // fallback replies, by statement text
 	apps    map[string]*atomic.Int64 // ReadyForQuery messages by application_name
 	conns   map[net.Conn]struct{}
 	wg      sync.WaitGroup
@@ -219,7 +219,7 @@ type conn struct {
 	bind     bindMsg
 	status   byte // 'I' idle, 'T' in a transaction
 	pending  [nTables]int64
-	skipping bool // after an error, until Sync
+	skipping bool          // after an error, until Sync
 	appReady *atomic.Int64 // the ReadyForQuery counter of its application_name
 	values   [][]byte
 	scratch  []byte

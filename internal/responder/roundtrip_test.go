@@ -79,4 +79,3 @@ func TestRoundTripsPerTransaction(t *testing.T) {
 		}
 	}
 }
-
