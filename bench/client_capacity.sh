@@ -27,8 +27,8 @@
 # second to pgbench -j 1's.
 # pgceiling runs with --no-backfill: the responder does not take COPY.
 # insert has no script in bench/pgbench; the one used here sends pgceiling's transaction
-# (BEGIN, SET LOCAL, the INSERT, COMMIT) with the uuid and 100-byte payload made
-# server-side (pgbench has no string variables), so its messages are shorter.
+# (the INSERT alone, in autocommit) with the uuid and 100-byte payload made server-side
+# (pgbench has no string variables), so its messages are shorter.
 #
 # Usage: bench/client_capacity.sh [--seconds 10] [--workloads "insert oltp transfer"]
 #        [--conns 50] [--rate auto|R] [--server-core 0] [--client-core 1]
@@ -71,10 +71,7 @@ dsn="$(wait_dsn_file client_capacity "$resp_pid" "$work/dsn" "$work/responder.lo
 cat >"$work/insert.sql" <<'SQL'
 \set hi random(0, 4611686018427387903)
 \set lo random(0, 4611686018427387903)
-BEGIN;
-SET LOCAL synchronous_commit TO on;
 INSERT INTO pgceiling.events (id, payload, created_at) VALUES ((lpad(to_hex(:hi::bigint), 16, '0') || lpad(to_hex(:lo::bigint), 16, '0'))::uuid, repeat('x', 100), now());
-COMMIT;
 SQL
 script() { if [ "$1" = insert ]; then echo "$work/insert.sql"; else echo "$root/bench/pgbench/$1.sql"; fi; }
 

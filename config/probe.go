@@ -27,6 +27,7 @@ type Probe struct {
 	ExecMode ExecMode
 	Seed     int64
 	Zipf     float64 // wallet skew exponent; 0 = uniform
+	Batch    int     // --batch: rows per insert transaction (insert only)
 
 	Session Session
 	Observe Observe
@@ -88,6 +89,7 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	bindChoice(fs, &p.ExecMode, "exec-mode", ExecCacheStatement, "query protocol: "+joined(ExecModes))
 	fs.Int64Var(&p.Seed, "seed", 1, "seed of the arrivals and key choices (probe n of a search uses seed + n)")
 	fs.Float64Var(&p.Zipf, "zipf", 1.0, "wallet skew exponent (0 = uniform)")
+	bindBatch(fs, &p.Batch)
 	fs.DurationVar(&p.Session.StatementTimeout, "statement-timeout", result.DefaultStatementTimeout, "statement_timeout of every session")
 	fs.DurationVar(&p.Session.LockTimeout, "lock-timeout", result.DefaultLockTimeout, "lock_timeout of every session")
 	fs.DurationVar(&p.Session.IdleInTxTimeout, "idle-in-tx-timeout", result.DefaultIdleInTxTimeout, "idle_in_transaction_session_timeout of every session")

@@ -53,6 +53,7 @@ func (c *Run) Validate(workloads []string) error {
 	}
 	checkRate(&p, "--rate", c.Rate, false)
 	c.Probe.Check(&p)
+	checkBatch(&p, c.Batch, []string{c.Workload})
 	checkSyncCommit(&p, c.SyncCommit)
 	if c.Wallets < 0 {
 		p.Addf("--wallets must be >= 0 (0 = the schema's), got %d", c.Wallets)

@@ -216,6 +216,7 @@ func (c *Search) Validate(workloads []string) error {
 		p.Addf("--max-probes must be >= 1, got %d", c.MaxProbes)
 	}
 	c.Probe.Check(&p)
+	checkBatch(&p, c.Batch, c.Workloads)
 	if c.Rows < 1 {
 		p.Addf("--rows must be >= 1, got %d", c.Rows)
 	}

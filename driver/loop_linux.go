@@ -63,6 +63,7 @@ type slot struct {
 	out   bool // waiting for room to write (EPOLLOUT registered)
 	state int
 	wire  *wireConn
+	sess  *workload.Session // the connection's, kept with it (workload.SessionOf)
 }
 
 // reconnected is a fresh connection (or the failure to get one) for a slot whose
@@ -184,6 +185,7 @@ func (lp *loop) attach(sl *slot, fd int, known map[string]int8) error {
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	sl.fd, sl.rn, sl.woff, sl.out = fd, 0, 0, false
+	sl.sess = workload.SessionOf(sl.wk.conn.Conn().PgConn())
 	sl.wire.attach(known)
 	return nil
 }
@@ -362,10 +364,16 @@ func (lp *loop) poll(d time.Duration) {
 	}
 }
 
-// begin starts sl's transaction (again, with the same values, on a retry): BEGIN.
+// begin starts sl's transaction (again, with the same values, on a retry): its first
+// round trip (BEGIN with SET LOCAL, or an autocommit script's statement).
 func (lp *loop) begin(sl *slot) {
 	sl.wire.out, sl.woff = sl.wire.out[:0], 0
-	if err := sl.wire.send(sl.wk.job.txn.Begin()); err != nil {
+	op := sl.wk.job.txn.Begin(sl.sess)
+	if op.Kind == workload.OpDone { // failed before sending anything
+		lp.finish(sl)
+		return
+	}
+	if err := sl.wire.send(op); err != nil {
 		lp.lost(sl, err)
 		return
 	}

@@ -171,6 +171,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 		count = func(ctx context.Context, table string) (int64, error) { return countRows(ctx, pool, table) }
 	}
 	p.Checks.Table = w.Table()
+	if rt, ok := w.(workload.RowsPerTxer); ok && rt.RowsPerTx() > 1 {
+		p.RowsPerTx = rt.RowsPerTx()
+	}
 	if p.Checks.RowsBefore, err = count(ctx, w.Table()); err != nil {
 		return nil, err
 	}

@@ -180,6 +180,9 @@ type Probe struct {
 	DurationS   float64    `json:"duration_s"`    // the measured window asked for
 	MeasuredS   float64    `json:"measured_s"`    // the measured window actually run (shorter when cut)
 	RowsAtStart int64      `json:"rows_at_start"` // rows in the workload's table when the probe began
+	// RowsPerTx is the rows each committed transaction adds to checks.table (insert
+	// --batch N: N; rows/s = achieved_rate x RowsPerTx); absent means 1.
+	RowsPerTx int `json:"rows_per_tx,omitempty"`
 
 	// Books for arrivals whose intended time falls in the measured window:
 	// Scheduled == Committed + Failed.Total() + Rejected.

@@ -117,8 +117,12 @@ func openProbeServer(ctx context.Context, env *Env, t *target, p *config.Probe, 
 
 // workload makes the named workload for the probes at synchronous_commit sync.
 func (s *probeServer) workload(name string, p *config.Probe, sync result.SyncCommit) (workload.Workload, error) {
-	w, err := workload.New(name, workload.Params{Wallets: s.wallets, Zipf: p.Zipf, SyncCommit: sync.On(),
-		FraudWindow: p.Fraud.Window, FraudLimit: p.Fraud.Limit})
+	params := workload.Params{Wallets: s.wallets, Zipf: p.Zipf, SyncCommit: sync.On(),
+		FraudWindow: p.Fraud.Window, FraudLimit: p.Fraud.Limit}
+	if name == "insert" { // --batch is insert's alone (config checks it names insert)
+		params.Batch = p.Batch
+	}
+	w, err := workload.New(name, params)
 	if err != nil {
 		return nil, config.Usagef("%v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -463,7 +464,8 @@ func TestHotPathAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c := &conn{s: s, nc: nopConn{}, r: bufio.NewReader(bytes.NewReader(nil)), stmts: map[string]*prepared{}, status: 'I'}
+	c := &conn{s: s, nc: nopConn{}, r: bufio.NewReader(bytes.NewReader(nil)), stmts: map[string]*prepared{}, status: 'I',
+		appReady: new(atomic.Int64)}
 	msg := func(m pgproto3.FrontendMessage) []byte {
 		b, err := m.Encode(nil)
 		if err != nil {
