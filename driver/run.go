@@ -118,6 +118,7 @@ func (c Config) withDefaults() Config {
 	if c.Streams == 0 {
 		c.Streams = autoStreams(c.Rate)
 	}
+	c.Streams = streamsFor(c.Streams, c.loops()) // every loop owns Streams/loops of them
 	if c.Drain == 0 {
 		c.Drain = c.PoolWait + 5*time.Second
 	}
@@ -196,14 +197,21 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 		return nil, err
 	}
 	p.Engine = r.eng.name()
-	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.eng.oneCore()))
+	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.eng.cores()))
 	cpu0 := cpuTime()
 	p.StartedAt = time.Now().UTC()
 	r.run(ctx)
 	wall := time.Since(r.b.start)
 	p.ClientCPUSeconds = (cpuTime() - cpu0).Seconds()
 	p.DriverThreads = runtime.GOMAXPROCS(0)
+	if lb, ok := r.eng.(interface{ busy() []float64 }); ok {
+		p.LoopBusy = lb.busy()
+		p.Loops = len(p.LoopBusy)
+	}
 	r.fill(p)
+	if n := r.b.warm.committed.Load() + r.b.meas.committed.Load(); n > 0 {
+		p.ClientCPUPerTxMs = p.ClientCPUSeconds * 1000 / float64(n)
+	}
 
 	// The checks use a context that survives an interruption: the books must be verified.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
