@@ -33,11 +33,7 @@ func newLoopEngine(ctx context.Context, env *probeEnv) (*loopEngine, error) {
 		for j := i; j < len(env.workers); j += k {
 			wks = append(wks, env.workers[j])
 		}
-		var own []int
-		for j := i; j < env.cfg.Streams; j += k {
-			own = append(own, j)
-		}
-		lp, err := newLoop(ctx, e, wks, own)
+		lp, err := newLoop(ctx, e, wks, loopStreams(i, k, env.cfg.Streams))
 		if err != nil {
 			for _, lp := range e.loops {
 				lp.close()

@@ -53,19 +53,20 @@ type Config struct {
 	// wait runs from the intended time), so a lag well inside the pool wait does not hide
 	// server trouble; a lag near it means the driver, not the server, rejected arrivals.
 	LagBound time.Duration
-	// Threads is how many cores (GOMAXPROCS) the probe's Go code may use. 0 (auto) starts
-	// on one, like pgbench's default single thread, and doubles after each second in which
-	// the process used more than 75 % of the cores it has, up to the GOMAXPROCS the probe
-	// found; n > 0 fixes it at n. One core is the cheapest way to drive a server: with
-	// more, the runtime wakes idle threads for every reply. The setting is restored at
-	// the end of the probe.
+	// Threads is how many cores (GOMAXPROCS) the probe's Go code may use. With the loop
+	// engine it is the number of loops (at most Conns), each on its own thread and core,
+	// and 0 means one. With the pgx engine 0 (auto) starts on one, like pgbench's default
+	// single thread, and doubles after each second in which the process used more than
+	// 75 % of the cores it has, up to the GOMAXPROCS the probe found; n > 0 fixes it at
+	// n. One core is the cheapest way to drive a server: with more, the runtime wakes idle
+	// threads for every reply. The setting is restored at the end of the probe.
 	Threads int
 	// Engine is how the probe drives its connections: "loop" (one goroutine, epoll, the
 	// wire protocol spoken directly over prepared statements: pgbench's design and the
 	// cheapest on client CPU), "pgx" (a goroutine per connection through pgx: every
 	// --exec-mode, TLS, and as many cores as GOMAXPROCS) or "" / "auto": loop when it can
 	// run (a script workload, exec mode cache_statement, plain TCP or Unix sockets on
-	// Linux), else pgx. The loop runs on one core: an auto Threads stays at 1.
+	// Linux), else pgx. Each loop runs on one core: Threads loops (one when auto).
 	Engine result.Engine
 
 	// SyncCommit is recorded in the result ("on"/"off"); the workload applies it.

@@ -73,3 +73,12 @@ func (c Config) loops() int { return max(1, min(c.Threads, c.Conns)) }
 // streamsFor rounds a stream count up to a multiple of k, so k loops each own the same
 // number of streams and so the same share of the rate.
 func streamsFor(streams, k int) int { return (streams + k - 1) / k * k }
+
+// loopStreams is the streams loop i of k issues: i, i+k, i+2k, ... of streams.
+func loopStreams(i, k, streams int) []int {
+	var own []int
+	for j := i; j < streams; j += k {
+		own = append(own, j)
+	}
+	return own
+}
