@@ -12,7 +12,8 @@
 #     runs a calibration probe (min(--seconds, 3) s, not shown) at twice pgbench -j 1's
 #     tx/s and then measures at 1.25x what that probe committed: overloaded just enough,
 #     since every rejected arrival costs the engine CPU too;
-#   - pgceiling run --engine pgx --threads 2, unpinned (2+ cores only).
+#   - pgceiling run --engine loop --threads 2 (two loops, each on its own thread) and
+#     --engine pgx --threads 2, unpinned (2+ cores only).
 # The responder runs pinned to --server-core, the pinned clients to --client-core.
 # Printed per run: the client's cores (1 pinned, else the machine's) and how many it used
 # (client CPU seconds per wall second), committed tx/s (pgceiling: commits in the measured
@@ -154,6 +155,7 @@ for w in $workloads; do
   if [ "$cores" -ge 2 ]; then pgbench_run "pgbench -j 2 (unpinned)" 2 unpinned; fi
   pb_tps="$pb1_tps"
   pgceiling_run "loop (pinned)" loop 1 pinned
+  if [ "$cores" -ge 2 ]; then pgceiling_run "loop 2 loops (unpinned)" loop 2 unpinned; fi
   pgceiling_run "pgx 1 thread (pinned)" pgx 1 pinned
   if [ "$cores" -ge 2 ]; then pgceiling_run "pgx 2 threads (unpinned)" pgx 2 unpinned; fi
 done

@@ -82,7 +82,7 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	fs.DurationVar(&p.Warmup, "warmup", warmup, "unmeasured warm-up before each probe's measured window"+why)
 	fs.DurationVar(&p.Duration, "duration", duration, "measured window of each probe (7 min covers a full checkpoint cycle)"+why)
 	fs.IntVar(&p.Conns, "conns", result.DefaultConns, "connections in the pool (the application's pool size)")
-	fs.IntVar(&p.Threads, "threads", 0, "cores the driver's Go code may use (GOMAXPROCS); 0 = auto: start on one, like pgbench's single thread, and double them whenever it uses 75 % of those it has")
+	fs.IntVar(&p.Threads, "threads", 0, "cores the driver may use: with --engine loop, N loops on N cores (pgbench -j N), 0 = one; with pgx, GOMAXPROCS, 0 = auto: start on one and double them whenever it uses 75 % of those it has")
 	bindChoice(fs, &p.Engine, "engine", result.EngineAuto, "how the driver drives its connections: loop (one goroutine and epoll speaking the wire protocol over prepared statements, like pgbench; the least client CPU, one core), pgx (a goroutine per connection through pgx: every --exec-mode, TLS, all cores) or auto (loop when it can: --exec-mode cache_statement, no TLS, Linux)")
 	fs.DurationVar(&p.PoolWait, "pool-wait", result.DefaultPoolWait, "an arrival not started within this of its intended time is rejected (pool_timeout)")
 	fs.IntVar(&p.MaxTries, "max-tries", result.DefaultMaxTries, "attempts per arrival; only serialization and deadlock failures are retried")

@@ -37,7 +37,7 @@ func newPGXEngine(env *probeEnv) *pgxEngine {
 }
 
 func (e *pgxEngine) name() result.Engine { return EnginePGX }
-func (e *pgxEngine) oneCore() bool       { return false }
+func (e *pgxEngine) cores() int          { return 0 }
 
 func (e *pgxEngine) run(s *scheduler, issued func()) {
 	var workers, scheds sync.WaitGroup

@@ -53,19 +53,20 @@ type Config struct {
 	// wait runs from the intended time), so a lag well inside the pool wait does not hide
 	// server trouble; a lag near it means the driver, not the server, rejected arrivals.
 	LagBound time.Duration
-	// Threads is how many cores (GOMAXPROCS) the probe's Go code may use. 0 (auto) starts
-	// on one, like pgbench's default single thread, and doubles after each second in which
-	// the process used more than 75 % of the cores it has, up to the GOMAXPROCS the probe
-	// found; n > 0 fixes it at n. One core is the cheapest way to drive a server: with
-	// more, the runtime wakes idle threads for every reply. The setting is restored at
-	// the end of the probe.
+	// Threads is how many cores (GOMAXPROCS) the probe's Go code may use. With the loop
+	// engine it is the number of loops (at most Conns), each on its own thread and core,
+	// and 0 means one. With the pgx engine 0 (auto) starts on one, like pgbench's default
+	// single thread, and doubles after each second in which the process used more than
+	// 75 % of the cores it has, up to the GOMAXPROCS the probe found; n > 0 fixes it at
+	// n. One core is the cheapest way to drive a server: with more, the runtime wakes idle
+	// threads for every reply. The setting is restored at the end of the probe.
 	Threads int
 	// Engine is how the probe drives its connections: "loop" (one goroutine, epoll, the
 	// wire protocol spoken directly over prepared statements: pgbench's design and the
 	// cheapest on client CPU), "pgx" (a goroutine per connection through pgx: every
 	// --exec-mode, TLS, and as many cores as GOMAXPROCS) or "" / "auto": loop when it can
 	// run (a script workload, exec mode cache_statement, plain TCP or Unix sockets on
-	// Linux), else pgx. The loop runs on one core: an auto Threads stays at 1.
+	// Linux), else pgx. Each loop runs on one core: Threads loops (one when auto).
 	Engine result.Engine
 
 	// SyncCommit is recorded in the result ("on"/"off"); the workload applies it.
@@ -118,6 +119,7 @@ func (c Config) withDefaults() Config {
 	if c.Streams == 0 {
 		c.Streams = autoStreams(c.Rate)
 	}
+	c.Streams = streamsFor(c.Streams, c.loops()) // every loop owns Streams/loops of them
 	if c.Drain == 0 {
 		c.Drain = c.PoolWait + 5*time.Second
 	}
@@ -199,14 +201,21 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 		return nil, err
 	}
 	p.Engine = r.eng.name()
-	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.eng.oneCore()))
+	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.eng.cores()))
 	cpu0 := cpuTime()
 	p.StartedAt = time.Now().UTC()
 	r.run(ctx)
 	wall := time.Since(r.b.start)
 	p.ClientCPUSeconds = (cpuTime() - cpu0).Seconds()
 	p.DriverThreads = runtime.GOMAXPROCS(0)
+	if lb, ok := r.eng.(interface{ busy() []float64 }); ok {
+		p.LoopBusy = lb.busy()
+		p.Loops = len(p.LoopBusy)
+	}
 	r.fill(p)
+	if n := r.b.warm.committed.Load() + r.b.meas.committed.Load(); n > 0 {
+		p.ClientCPUPerTxMs = p.ClientCPUSeconds * 1000 / float64(n)
+	}
 
 	// The checks use a context that survives an interruption: the books must be verified.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)

@@ -232,6 +232,14 @@ type Probe struct {
 
 	Observation *Observation `json:"observation,omitempty"`
 
+	// Loops is how many event loops the loop engine ran (one per core, each on its own
+	// thread); LoopBusy is each loop's thread CPU time over its wall time (1 = a core).
+	Loops    int       `json:"loops,omitempty"`
+	LoopBusy []float64 `json:"loop_busy,omitempty"`
+	// ClientCPUPerTxMs is ClientCPUSeconds over every commit of the probe, warm-up and
+	// drain included (the CPU time covers them too), in ms.
+	ClientCPUPerTxMs float64 `json:"client_cpu_per_tx_ms,omitempty"`
+
 	// FraudCheck is what oltp's fraud check read (nil for other workloads).
 	FraudCheck *CheckRead `json:"fraud_check,omitempty"`
 	// Backfill is the recent history written before the probe (nil when none was).
