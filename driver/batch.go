@@ -26,8 +26,8 @@ import (
 
 // Defaults of Config.CopyBatch and Config.CopyWait: see docs/ingest.md for why.
 const (
-	DefaultCopyBatch = 1000
-	DefaultCopyWait  = 50 * time.Millisecond
+	DefaultCopyBatch = result.DefaultCopyBatch
+	DefaultCopyWait  = result.DefaultCopyWait
 )
 
 // closedBy is why a batch closed.

@@ -1,5 +1,14 @@
 package result
 
+import "time"
+
+// The copy workload's batching defaults (--copy-batch, --copy-wait); docs/ingest.md says
+// why these.
+const (
+	DefaultCopyBatch = 1000
+	DefaultCopyWait  = 50 * time.Millisecond
+)
+
 // CopyBatches is how a copy probe's rows were written: batches of COPY FROM STDIN, each
 // closed at MaxRows rows or when its oldest row had waited MaxWaitMs, whichever came
 // first. The probe's own counts (Scheduled, Committed, AchievedRate, the latencies) are
