@@ -89,6 +89,8 @@
 //     the raw system calls and why they are raw);
 //   - a new engine (several loops at once): a type that implements engine, chosen in
 //     newEngine;
+//   - how the copy workload's rows are batched and when a row is rejected waiting for its
+//     batch: batch.go (the copy engine, chosen in newEngine for a workload.Copier);
 //   - the result's fields: fill and check in finish.go.
 //
 // # Driver limits
