@@ -33,6 +33,7 @@ type Probe struct {
 	Observe Observe
 	Fraud   Fraud
 	Safety  Safety
+	Copy    Copy // the copy workload's batches
 
 	MetricsAddr string // --metrics-addr: serve live OpenMetrics here; empty = off
 }
@@ -97,6 +98,7 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	p.Safety.Bind(fs)
 	p.Observe.Bind(fs)
 	p.Fraud.Bind(fs)
+	p.Copy.Bind(fs)
 	fs.StringVar(&p.MetricsAddr, "metrics-addr", "", "serve live OpenMetrics (Prometheus) at http://`HOST:PORT`/metrics while the command runs, e.g. 127.0.0.1:9187 (port 0: any free port, printed at start); see docs/metrics.md")
 }
 
@@ -145,6 +147,7 @@ func (p *Probe) Check(pr *Problems) {
 	}
 	p.Observe.Check(pr)
 	p.Fraud.Check(pr)
+	p.Copy.Check(pr, p.PoolWait)
 	checkListenAddr(pr, "--metrics-addr", p.MetricsAddr)
 }
 

@@ -89,7 +89,10 @@
 //   - the bytes on the wire: wire.go and internal/pgwire;
 //   - how connections are waited for: engine_pgx.go or loop_linux.go (and rawsys_linux.go,
 //     the raw system calls and why they are raw);
-//   - a new engine: a type that implements engine, chosen in newEngine;
+//   - a new engine (several loops at once): a type that implements engine, chosen in
+//     newEngine;
+//   - how the copy workload's rows are batched and when a row is rejected waiting for its
+//     batch: batch.go (the copy engine, chosen in newEngine for a workload.Copier);
 //   - the result's fields: fill and check in finish.go.
 //
 // # Driver limits

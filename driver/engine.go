@@ -50,6 +50,7 @@ type engine interface {
 var (
 	_ engine = (*pgxEngine)(nil)
 	_ engine = (*loopEngine)(nil)
+	_ engine = (*copyEngine)(nil)
 )
 
 // probeEnv is what an engine gets from the probe.
@@ -68,6 +69,15 @@ type probeEnv struct {
 // newEngine builds the engine Config.Engine asks for: the loop when it is allowed and
 // can run, else pgx.
 func newEngine(ctx context.Context, env *probeEnv) (engine, error) {
+	if c, ok := env.w.(workload.Copier); ok { // rows in batches of COPY: the copy engine, over pgx
+		if env.cfg.Engine == EngineLoop {
+			for _, wk := range env.workers {
+				wk.release()
+			}
+			return nil, fmt.Errorf("engine loop cannot run %s: it speaks no COPY (use --engine pgx or auto)", env.w.Name())
+		}
+		return newCopyEngine(ctx, env, c)
+	}
 	if env.cfg.Engine == EnginePGX {
 		return newPGXEngine(env), nil
 	}

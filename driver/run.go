@@ -69,6 +69,15 @@ type Config struct {
 	// Linux), else pgx. Each loop runs on one core: Threads loops (one when auto).
 	Engine result.Engine
 
+	// CopyBatch and CopyWait are the copy engine's batches, for a workload whose arrivals
+	// are rows (workload.Copier): a batch closes at CopyBatch rows or when its oldest row
+	// has waited CopyWait since its intended time, whichever comes first (batch.go).
+	// Zero takes DefaultCopyBatch and DefaultCopyWait; a negative CopyWait is no wait (a
+	// batch of what has arrived starts whenever a connection is free). CopyWait must be
+	// below PoolWait, or rows would expire waiting for their batch.
+	CopyBatch int
+	CopyWait  time.Duration
+
 	// SyncCommit is recorded in the result ("on"/"off"); the workload applies it.
 	SyncCommit result.SyncCommit
 	// Observer, if set, watches the server during the measured window.
@@ -126,6 +135,12 @@ func (c Config) withDefaults() Config {
 	if c.GoneAfter == 0 {
 		c.GoneAfter = 5 * time.Second
 	}
+	if c.CopyBatch == 0 {
+		c.CopyBatch = DefaultCopyBatch
+	}
+	if c.CopyWait == 0 {
+		c.CopyWait = DefaultCopyWait
+	}
 	if c.LagBound == 0 {
 		c.LagBound = max(c.PoolWait/10, 10*time.Millisecond)
 	}
@@ -140,6 +155,8 @@ func (c Config) check() error {
 		return fmt.Errorf("probe: duration must be > 0, got %v", c.Duration)
 	case c.Engine != "" && c.Engine != EngineAuto && c.Engine != EngineLoop && c.Engine != EnginePGX:
 		return fmt.Errorf("probe: engine must be auto, loop or pgx, got %q", c.Engine)
+	case c.CopyBatch < 1 || c.CopyWait >= c.PoolWait:
+		return fmt.Errorf("probe: a copy batch needs at least one row and a wait below the pool wait %v, got %d rows, %v", c.PoolWait, c.CopyBatch, c.CopyWait)
 	case c.Warmup < 0, c.Conns < 1, c.PoolWait < 0, c.MaxTries < 1, c.Streams < 1, c.Drain < 0, c.Threads < 0:
 		return fmt.Errorf("probe: invalid config (warmup %v, conns %d, pool wait %v, max tries %d, streams %d, drain %v, threads %d)",
 			c.Warmup, c.Conns, c.PoolWait, c.MaxTries, c.Streams, c.Drain, c.Threads)
@@ -215,6 +232,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	r.fill(p)
 	if n := r.b.warm.committed.Load() + r.b.meas.committed.Load(); n > 0 {
 		p.ClientCPUPerTxMs = p.ClientCPUSeconds * 1000 / float64(n)
+	}
+	if ce, ok := r.eng.(*copyEngine); ok {
+		ce.fillResult(p)
 	}
 
 	// The checks use a context that survives an interruption: the books must be verified.

@@ -249,6 +249,8 @@ type Probe struct {
 	Restore *Restore `json:"restore,omitempty"`
 	// Steady is the steady-state rule's figures for this probe (nil when not judged).
 	Steady *Steady `json:"steady,omitempty"`
+	// Copy is how the copy workload's rows were batched (nil for other workloads).
+	Copy *CopyBatches `json:"copy,omitempty"`
 
 	// Set by the search.
 	Verdict Verdict `json:"verdict,omitempty"`

@@ -332,6 +332,9 @@ func TestSyncCommitSetInsideTransaction(t *testing.T) {
 	for _, name := range Names() {
 		for _, on := range []bool{false, true} {
 			w := newWorkload(t, name, Params{Wallets: 10, Zipf: 1, SyncCommit: on})
+			if _, ok := w.(Copier); ok {
+				continue // a session setting: TestCopySessionSync
+			}
 			var inside string
 			tx := txnOf(w)
 			tx.afterSet = func(ctx context.Context, conn *pgx.Conn) error {

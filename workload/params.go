@@ -87,7 +87,7 @@ func DefaultParams() Params {
 }
 
 // names lists the workloads in the order help and errors show them.
-var names = []string{"oltp", "transfer", "insert"}
+var names = []string{"oltp", "transfer", "insert", "copy"}
 
 // Names returns the valid workload names, for --workload validation and typo
 // suggestions.
@@ -121,6 +121,8 @@ func New(name string, p Params) (Workload, error) {
 		return newTransfer(p)
 	case "insert":
 		return newInsert(p)
+	case "copy":
+		return newCopy(p), nil
 	}
 	return nil, fmt.Errorf("unknown workload %q (valid: %s)", name, strings.Join(names, ", "))
 }

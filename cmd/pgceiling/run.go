@@ -139,8 +139,8 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveM
 		warnings = append(warnings, msg)
 		env.warnf("%s", msg)
 	}
-	env.say("pgceiling run: %s at %g tx/s, synchronous_commit=%s, %v warm-up + %v measured, %d connections",
-		c.Workload, c.Rate, c.SyncCommit, c.Warmup, c.Duration, c.Conns)
+	env.say("pgceiling run: %s at %g %s, synchronous_commit=%s, %v warm-up + %v measured, %d connections",
+		c.Workload, c.Rate, result.RateUnit(c.Workload), c.SyncCommit, c.Warmup, c.Duration, c.Conns)
 	live := newLiveLine(env, "", c.Progress)
 	cfg := driverConfig(&c.Probe, c.SyncCommit)
 	cfg.Rate, cfg.OnSecond = c.Rate, live.show

@@ -289,10 +289,11 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", c.Progress)}
 	cfg := searchConfig(c)
 	cfg.StartFrom, cfg.Estimate, cfg.Hold = st.knee, st.estimate, st.hold
+	unit := result.RateUnit(sw.Workload) // rows/s for copy
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
 		p.started = true
 		s.metrics.searchProbe(n, b)
-		env.say("%s: probe %d at %.0f tx/s, bracket %s", label, n, rate, bracketText(b))
+		env.say("%s: probe %d at %.0f %s, bracket %s", label, n, rate, unit, bracketText(b))
 	}
 	cfg.OnHold = func(rate float64, d time.Duration) {
 		env.say("%s: holding the knee, %.0f tx/s, for %v (a checkpoint cycle; shorter probes can miss its stalls)", label, rate, d)
@@ -310,13 +311,13 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 		if last.Committed > 0 {
 			p99 = fmt.Sprintf("%.1f ms", last.Latency.P99)
 		}
-		env.say("%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %s); bracket %s",
-			label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, p99,
+		env.say("%s: probe %d at %.0f %s%s: %s: %s (achieved %.0f, p99 %s); bracket %s",
+			label, len(sw.Probes), last.TargetRate, unit, from, last.Verdict, last.Reason, last.AchievedRate, p99,
 			bracketText(sw.Bracket))
 		onProbe(sw)
 	}
 	cfg.OnCalibrate = func(rate float64) {
-		env.say("%s: calibrating at %.0f tx/s", label, rate)
+		env.say("%s: calibrating at %.0f %s", label, rate, unit)
 	}
 	return search.Run(ctx, p, cfg, st.prior)
 }

@@ -1,0 +1,45 @@
+package config
+
+import (
+	"slices"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// Copy is the copy workload's batching: a batch of rows closes at Batch rows or when its
+// oldest row has waited Wait, whichever comes first (docs/ingest.md).
+type Copy struct {
+	Batch int           // --copy-batch
+	Wait  time.Duration // --copy-wait; 0 = none: a batch of what arrived starts whenever a connection is free
+}
+
+// MaxCopyBatch is the largest --copy-batch: past it a value is a typo, and a batch's rows
+// are held in memory.
+const MaxCopyBatch = 100_000
+
+// Bind adds the copy flags to fs.
+func (c *Copy) Bind(fs *pflag.FlagSet) {
+	fs.IntVar(&c.Batch, "copy-batch", result.DefaultCopyBatch, "copy workload: most rows per COPY batch")
+	fs.DurationVar(&c.Wait, "copy-wait", result.DefaultCopyWait, "copy workload: a batch closes when its oldest row has waited this long, if not full before (0 = no wait); must be below --pool-wait")
+}
+
+// Check records every problem with the copy flags; poolWait is --pool-wait.
+func (c *Copy) Check(pr *Problems, poolWait time.Duration) {
+	if c.Batch < 1 || c.Batch > MaxCopyBatch {
+		pr.Addf("--copy-batch must be between 1 and %d, got %d", MaxCopyBatch, c.Batch)
+	}
+	if c.Wait < 0 || (poolWait > 0 && c.Wait >= poolWait) {
+		pr.Addf("--copy-wait must be >= 0 and below --pool-wait %v (a row waiting longer for its batch would be rejected), got %v", poolWait, c.Wait)
+	}
+}
+
+// checkCopyEngine records a problem when the copy workload is asked of the loop engine,
+// which speaks no COPY.
+func checkCopyEngine(pr *Problems, workloads []string, engine result.Engine) {
+	if engine == result.EngineLoop && slices.Contains(workloads, "copy") {
+		pr.Addf("--engine loop cannot run the copy workload (it speaks no COPY sub-protocol): use --engine pgx or auto")
+	}
+}
