@@ -93,7 +93,7 @@ func profileNames() []string {
 // sets (--warmup, --duration, --precision, --rows) get the profile's values in
 // ApplyProfile unless they were given.
 func BindSearch(fs *pflag.FlagSet, c *Search) {
-	fs.StringSliceVar(&c.Workloads, "workload", []string{"oltp", "transfer"}, "workloads to sweep (oltp, transfer, insert), comma-separated")
+	fs.StringSliceVar(&c.Workloads, "workload", []string{"oltp", "transfer"}, "workloads to sweep (oltp, transfer, insert; script with --script), comma-separated")
 	bindList(fs, &c.SyncCommits, "sync-commit", result.SyncCommits, "synchronous_commit settings to sweep (on, off), comma-separated")
 	fs.StringVar(&c.Profile, "profile", "", "quick ("+Profiles[0].Summary+") or standard ("+Profiles[1].Summary+"); default quick without --dsn, standard with it; explicit flags override it")
 	fs.Float64Var(&c.StartRate, "start-rate", 0, "first probe's rate in tx/s; 0 = calibrate with a short saturating probe")
@@ -168,6 +168,7 @@ func (c *Search) Validate(workloads []string) error {
 		}
 		seen[w] = true
 	}
+	c.Probe.checkScriptWorkload(&p, c.Workloads)
 	if len(c.SyncCommits) == 0 {
 		p.Addf("--sync-commit: give on, off or both")
 	}

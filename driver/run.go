@@ -171,8 +171,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 		count = func(ctx context.Context, table string) (int64, error) { return countRows(ctx, pool, table) }
 	}
 	p.Checks.Table = w.Table()
-	if p.Checks.RowsBefore, err = count(ctx, w.Table()); err != nil {
-		return nil, err
+	if p.Checks.Table != "" { // "": no row-per-transaction table (custom scripts): no row check
+		if p.Checks.RowsBefore, err = count(ctx, w.Table()); err != nil {
+			return nil, err
+		}
 	}
 	p.RowsAtStart = p.Checks.RowsBefore
 	snap, _ := w.(workload.Checker)
