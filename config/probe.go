@@ -3,12 +3,14 @@ package config
 import (
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/pgceiling/pgceiling/pgscript"
 	"github.com/pgceiling/pgceiling/result"
 )
 
@@ -36,7 +38,14 @@ type Probe struct {
 	Copy    Copy // the copy workload's batches
 
 	MetricsAddr string // --metrics-addr: serve live OpenMetrics here; empty = off
+
+	// Scripts are the --script FILE[@WEIGHT] arguments: pgbench-style custom scripts,
+	// run as the workload "script" (docs/scripts.md).
+	Scripts []string
 }
+
+// ScriptWorkload is the workload name that runs the --script files.
+const ScriptWorkload = "script"
 
 // Session is the settings of every driver session (DESIGN.md's defaults in result).
 type Session struct {
@@ -99,6 +108,7 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	p.Observe.Bind(fs)
 	p.Fraud.Bind(fs)
 	p.Copy.Bind(fs)
+	fs.StringArrayVar(&p.Scripts, "script", nil, "run this pgbench-style custom script (`FILE[@WEIGHT]`, repeatable: each arrival picks one by weight) as the workload \"script\"; a subset of pgbench's language, see docs/scripts.md")
 	fs.StringVar(&p.MetricsAddr, "metrics-addr", "", "serve live OpenMetrics (Prometheus) at http://`HOST:PORT`/metrics while the command runs, e.g. 127.0.0.1:9187 (port 0: any free port, printed at start); see docs/metrics.md")
 }
 
@@ -149,6 +159,29 @@ func (p *Probe) Check(pr *Problems) {
 	p.Fraud.Check(pr)
 	p.Copy.Check(pr, p.PoolWait)
 	checkListenAddr(pr, "--metrics-addr", p.MetricsAddr)
+	total := 0
+	for _, a := range p.Scripts {
+		_, w, err := pgscript.ParseWeight(a)
+		if err != nil {
+			pr.Addf("%v", err)
+		}
+		total += w
+	}
+	if len(p.Scripts) > 0 && total == 0 {
+		pr.Addf("--script: the weights add up to 0; at least one script needs a weight above 0")
+	}
+}
+
+// checkScriptWorkload records a problem when the workloads and --script do not go
+// together: "script" needs --script, and --script needs "script" among the workloads.
+func (p *Probe) checkScriptWorkload(pr *Problems, workloads []string) {
+	has := slices.Contains(workloads, ScriptWorkload)
+	switch {
+	case has && len(p.Scripts) == 0:
+		pr.Addf("--workload script needs --script FILE[@WEIGHT]")
+	case !has && len(p.Scripts) > 0:
+		pr.Addf("--script is run as the workload \"script\": add it to --workload (or leave --workload out)")
+	}
 }
 
 // checkListenAddr records a problem when addr is neither empty nor HOST:PORT.

@@ -88,23 +88,25 @@ func (r *probeRun) check(ctx context.Context, p *result.Probe, count func(contex
 	c := &p.Checks
 	c.CommittedTotal = r.b.warm.committed.Load() + r.b.meas.committed.Load()
 	c.Uncertain = r.b.uncertain.Load()
-	after, err := count(ctx, c.Table)
-	if err != nil {
-		c.Problems = append(c.Problems, fmt.Sprintf("cannot count %s rows after the probe: %v", c.Table, err))
-	} else {
-		c.RowsAfter, c.RowDelta = after, after-c.RowsBefore
-		per := int64(max(p.RowsPerTx, 1))
-		c.RowsOK = c.RowDelta >= c.CommittedTotal*per && c.RowDelta <= (c.CommittedTotal+c.Uncertain)*per
-		if !c.RowsOK {
-			msg := fmt.Sprintf("ROW MISMATCH: %s gained %d rows but the driver saw %d transactions commit",
-				c.Table, c.RowDelta, c.CommittedTotal)
-			if per > 1 {
-				msg += fmt.Sprintf(" of %d rows each", per)
+	if c.Table != "" { // "": the workload has no row-per-transaction table (custom scripts): no row check
+		after, err := count(ctx, c.Table)
+		if err != nil {
+			c.Problems = append(c.Problems, fmt.Sprintf("cannot count %s rows after the probe: %v", c.Table, err))
+		} else {
+			c.RowsAfter, c.RowDelta = after, after-c.RowsBefore
+			per := int64(max(p.RowsPerTx, 1))
+			c.RowsOK = c.RowDelta >= c.CommittedTotal*per && c.RowDelta <= (c.CommittedTotal+c.Uncertain)*per
+			if !c.RowsOK {
+				msg := fmt.Sprintf("ROW MISMATCH: %s gained %d rows but the driver saw %d transactions commit",
+					c.Table, c.RowDelta, c.CommittedTotal)
+				if per > 1 {
+					msg += fmt.Sprintf(" of %d rows each", per)
+				}
+				if c.Uncertain > 0 {
+					msg += fmt.Sprintf(" (%d more were cancelled mid-flight and may have committed)", c.Uncertain)
+				}
+				c.Problems = append(c.Problems, msg)
 			}
-			if c.Uncertain > 0 {
-				msg += fmt.Sprintf(" (%d more were cancelled mid-flight and may have committed)", c.Uncertain)
-			}
-			c.Problems = append(c.Problems, msg)
 		}
 	}
 	if snap != nil {

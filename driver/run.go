@@ -193,8 +193,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	if rt, ok := w.(workload.RowsPerTxer); ok && rt.RowsPerTx() > 1 {
 		p.RowsPerTx = rt.RowsPerTx()
 	}
-	if p.Checks.RowsBefore, err = count(ctx, w.Table()); err != nil {
-		return nil, err
+	if p.Checks.Table != "" { // "": no row-per-transaction table (custom scripts): no row check
+		if p.Checks.RowsBefore, err = count(ctx, w.Table()); err != nil {
+			return nil, err
+		}
 	}
 	p.RowsAtStart = p.Checks.RowsBefore
 	snap, _ := w.(workload.Checker)

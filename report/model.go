@@ -270,6 +270,9 @@ func (r *figures) checks(p *result.Probe) {
 	if p.Checks.Uncertain > 0 {
 		rowsLine += fmt.Sprintf(", %s cancelled mid-commit", count(p.Checks.Uncertain))
 	}
+	if p.Checks.Table == "" {
+		rowsLine = "not checked (custom script: no table gains one row per transaction"
+	}
 	r.add("check: rows", rowsLine+")")
 	bal := "not checked"
 	if p.Checks.BalanceOK != nil {

@@ -38,7 +38,13 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := c.Validate(workload.Names()); err != nil {
+	if len(c.Scripts) > 0 && !fs.Changed("workload") {
+		c.Workload = workload.CustomName
+	}
+	if err := c.Validate(workloadNames()); err != nil {
+		return err
+	}
+	if err := checkScripts(c.Scripts); err != nil {
 		return err
 	}
 	if err := checkDSN(c.Conn, env); err != nil {
@@ -130,7 +136,7 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveM
 		return nil, nil, nil, err
 	}
 	s.metrics = lm
-	w, err := s.workload(c.Workload, &c.Probe, c.SyncCommit)
+	w, err := s.workload(ctx, c.Workload, &c.Probe, c.SyncCommit)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -44,7 +44,13 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	if err := c.ApplyProfile(fs, haveDSN, time.Now()); err != nil {
 		return err
 	}
-	if err := c.Validate(workload.Names()); err != nil {
+	if len(c.Scripts) > 0 && !fs.Changed("workload") {
+		c.Workloads = []string{workload.CustomName}
+	}
+	if err := c.Validate(workloadNames()); err != nil {
+		return err
+	}
+	if err := checkScripts(c.Scripts); err != nil {
 		return err
 	}
 	if err := checkDSN(c.Conn, env); err != nil {
@@ -282,7 +288,7 @@ func fillSweep(s *result.Sweep, sw result.SweepKey, c *config.Search) {
 // runSweep runs the search of one sweep on s.
 func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, label string, sw result.SweepKey, st start,
 	onProbe func(result.Sweep)) (result.Sweep, error) {
-	w, err := s.workload(sw.Workload, &c.Probe, sw.SyncCommit)
+	w, err := s.workload(ctx, sw.Workload, &c.Probe, sw.SyncCommit)
 	if err != nil {
 		return result.Sweep{}, err
 	}

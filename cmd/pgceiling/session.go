@@ -115,8 +115,12 @@ func openProbeServer(ctx context.Context, env *Env, t *target, p *config.Probe, 
 	return s, nil
 }
 
-// workload makes the named workload for the probes at synchronous_commit sync.
-func (s *probeServer) workload(name string, p *config.Probe, sync result.SyncCommit) (workload.Workload, error) {
+// workload makes the named workload for the probes at synchronous_commit sync; the
+// custom scripts (--script) are described on the server first.
+func (s *probeServer) workload(ctx context.Context, name string, p *config.Probe, sync result.SyncCommit) (workload.Workload, error) {
+	if name == workload.CustomName {
+		return s.customWorkload(ctx, p, sync)
+	}
 	params := workload.Params{Wallets: s.wallets, Zipf: p.Zipf, SyncCommit: sync.On(),
 		FraudWindow: p.Fraud.Window, FraudLimit: p.Fraud.Limit}
 	if name == "insert" { // --batch is insert's alone (config checks it names insert)
