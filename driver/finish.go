@@ -38,6 +38,9 @@ func (r *probeRun) fill(p *result.Probe) {
 		p.Retries += wk.retries
 	}
 	p.Latency, p.Service, p.QueueWait = summary(lat), summary(svc), summary(wait)
+	if r.cfg.OnHistograms != nil {
+		r.cfg.OnHistograms(lat, svc, wait)
+	}
 	p.Late = countAbove(lat, r.cfg.PoolWait)
 	n := min(len(b.secs), int((windowEnd+time.Second-1)/time.Second))
 	p.Series = make([]result.Second, 0, n)

@@ -94,6 +94,16 @@ type Config struct {
 	OnSummary func(s result.Second, latency, queueWait *hdrhistogram.Histogram)
 	// CountRows counts a pgceiling table's rows for the row check; default count(*).
 	CountRows func(ctx context.Context, table string) (int64, error)
+
+	// StartAt, when set, is the instant the probe's clock starts (its first arrival's
+	// origin): the probe connects first, then waits for it, so several processes can start
+	// one probe together (package fleet). An instant already past starts the probe at once.
+	StartAt time.Time
+	// OnHistograms, if set, is called once the books are closed with the measured window's
+	// merged latency, service-time and queue-wait histograms (µs), which the driver no
+	// longer uses: the callee may keep them. Several processes' probes merge exactly
+	// through them (package fleet).
+	OnHistograms func(latency, service, queueWait *hdrhistogram.Histogram)
 }
 
 // Engines (Config.Engine).
@@ -221,6 +231,14 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	}
 	p.Engine = r.eng.name()
 	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.eng.cores()))
+	if wait := time.Until(cfg.StartAt); !cfg.StartAt.IsZero() && wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done(): // the probe then starts and stops at once, marked interrupted
+			t.Stop()
+		}
+	}
 	cpu0 := cpuTime()
 	p.StartedAt = time.Now().UTC()
 	r.run(ctx)

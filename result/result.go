@@ -251,6 +251,8 @@ type Probe struct {
 	Steady *Steady `json:"steady,omitempty"`
 	// Copy is how the copy workload's rows were batched (nil for other workloads).
 	Copy *CopyBatches `json:"copy,omitempty"`
+	// Fleet is how several driver processes (--drivers) made this probe (nil: one did).
+	Fleet *Fleet `json:"fleet,omitempty"`
 
 	// Set by the search.
 	Verdict Verdict `json:"verdict,omitempty"`
@@ -304,6 +306,35 @@ type Restore struct {
 	EventsRows        int64    `json:"events_deleted"`
 	WalletsRestored   int64    `json:"wallets_restored"`
 	VacuumedRelations []string `json:"vacuumed"`
+}
+
+// Fleet is a probe offered by several driver processes (--drivers N) and merged by the
+// leader: each driver's share, its clock against the server's, and who was missing.
+type Fleet struct {
+	Drivers int `json:"drivers"` // processes planned, the leader included
+	// MaxSkewMs is the largest clock offset of a driver against the server's clock.
+	MaxSkewMs float64     `json:"max_skew_ms"`
+	Parts     []FleetPart `json:"parts"`
+	// Missing lists the drivers whose results never arrived (the probe is then a fault).
+	Missing []int `json:"missing,omitempty"`
+}
+
+// FleetPart is one driver's share of a fleet probe.
+type FleetPart struct {
+	Driver       int     `json:"driver"` // 0 is the leader
+	Host         string  `json:"host,omitempty"`
+	SkewMs       float64 `json:"skew_ms"`       // the server's clock minus the driver's
+	RTTMs        float64 `json:"rtt_ms"`        // the round trip of the skew's best sample (the skew is known to half of it)
+	LateMs       float64 `json:"late_ms"`       // how late its probe started after the planned instant
+	TargetRate   float64 `json:"target_rate"`   // its share of the offered rate
+	AchievedRate float64 `json:"achieved_rate"` // its commits in its measured window, per second
+	Scheduled    int64   `json:"scheduled"`
+	Committed    int64   `json:"committed"`
+	Failed       int64   `json:"failed"` // failed and rejected
+	ClientCPUS   float64 `json:"client_cpu_s"`
+	Engine       Engine  `json:"engine,omitempty"`
+	CutReason    string  `json:"cut_reason,omitempty"`
+	Error        string  `json:"error,omitempty"`
 }
 
 // Steady is the steady-state rule's reading of a probe's per-second series: the trend of

@@ -35,11 +35,16 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "run", runSynopsis)
 	bindConn(fs, &c.Conn)
 	config.BindRun(fs, &c)
+	var fl config.Fleet
+	config.BindFleet(fs, &fl, true)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if len(c.Scripts) > 0 && !fs.Changed("workload") {
 		c.Workload = workload.CustomName
+	}
+	if err := fl.Validate(c.Conn.DSN != "" || env.Getenv(config.EnvDSN) != ""); err != nil {
+		return err
 	}
 	if err := c.Validate(workloadNames()); err != nil {
 		return err
@@ -70,7 +75,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	}
 	defer t.Close()
 	env.atForcedExit(t.Close)
-	p, disclosure, warnings, err := runProbe(ctx, env, &c, t, lm)
+	p, disclosure, warnings, err := runProbe(ctx, env, &c, t, lm, fl)
 	if err != nil {
 		return err
 	}
@@ -118,7 +123,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 }
 
 // runProbe readies the server (schema, safety, pools, observer) and runs the probe.
-func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveMetrics) (*result.Probe, *result.Disclosure, []string, error) {
+func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveMetrics, fl config.Fleet) (*result.Probe, *result.Disclosure, []string, error) {
 	plan := serverPlan{wallets: c.Wallets, syncOn: c.SyncCommit.On(), onBackfill: func(window time.Duration, rate float64) {
 		env.say("pgceiling run: back-filling the last %v of payments at %g tx/s...", window, rate)
 	}}
@@ -136,6 +141,13 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveM
 		return nil, nil, nil, err
 	}
 	s.metrics = lm
+	ld, err := leadFleet(ctx, env, s, t, &c.Probe, fl, "pgceiling run")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ld != nil {
+		defer ld.Close("the run ended")
+	}
 	w, err := s.workload(ctx, c.Workload, &c.Probe, c.SyncCommit)
 	if err != nil {
 		return nil, nil, nil, err

@@ -37,10 +37,15 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "search", searchSynopsis)
 	bindConn(fs, &c.Conn)
 	config.BindSearch(fs, &c)
+	var fl config.Fleet
+	config.BindFleet(fs, &fl, true)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	haveDSN := c.Conn.DSN != "" || env.Getenv(config.EnvDSN) != ""
+	if err := fl.Validate(haveDSN); err != nil {
+		return err
+	}
 	if err := c.ApplyProfile(fs, haveDSN, time.Now()); err != nil {
 		return err
 	}
@@ -102,6 +107,13 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		return failed(err)
 	}
 	s.metrics = lm
+	ld, err := leadFleet(ctx, env, s, t, &c.Probe, fl, "pgceiling search")
+	if err != nil {
+		return failed(err)
+	}
+	if ld != nil {
+		defer func() { ld.Close("the search ended") }()
+	}
 	file.Server = s.disclosure
 	file.Warnings = append(file.Warnings, s.warnings...)
 	if w := c.Fraud.Warning(); w != "" && slices.Contains(c.Workloads, "oltp") {
