@@ -35,8 +35,11 @@ func WriteText(w io.Writer, p *Plan, width int) error {
 	if p.GrowthPerYear != 0 {
 		growth = "growth " + pct(p.GrowthPerYear) + " a year, compounding"
 	}
-	line(4, fmt.Sprintf("  today: %s tx/s on average, peak %s tx/s (× %s); %s; dates from %s",
-		rate(p.CurrentTxS), rate(p.PeakTxS), num(p.PeakFactor, -1), growth, p.From))
+	today := fmt.Sprintf("today: %s tx/s, peak %s tx/s (× %s)", rate(p.CurrentTxS), rate(p.PeakTxS), num(p.PeakFactor, -1))
+	if p.PeakFactor == 1 {
+		today = fmt.Sprintf("today's peak: %s tx/s", rate(p.PeakTxS))
+	}
+	line(4, fmt.Sprintf("  %s; %s; dates from %s", today, growth, p.From))
 	for _, wl := range p.Workloads {
 		b.WriteByte('\n')
 		if wl.Missing != "" {
