@@ -154,9 +154,14 @@ func claimShape(ctx context.Context, env *Env, s *probeServer, c *config.Claim, 
 		}
 		return sh, nil, err
 	}
+	sw := &result.Sweep{Workload: name, SyncCommit: c.SyncCommit, ProbeMinutes: (pr.WarmupS + pr.MeasuredS) / 60}
+	if pr.Interrupted || ctx.Err() != nil {
+		// Stopped by a signal: the probe is kept as it is, unjudged.
+		sw.Probes = []result.Probe{*pr}
+		return sh, sw, context.Canceled
+	}
 	pr.Verdict, pr.Reason = search.Judge(pr, judge)
-	sw := &result.Sweep{Workload: name, SyncCommit: c.SyncCommit, Probes: []result.Probe{*pr},
-		ProbeMinutes: (pr.WarmupS + pr.MeasuredS) / 60}
+	sw.Probes = []result.Probe{*pr}
 	sh.Verdict, sh.Reason = pr.Verdict, pr.Reason
 	sh.Held = pr.Verdict == result.Pass && len(pr.Checks.Problems) == 0
 	if len(pr.Checks.Problems) > 0 {

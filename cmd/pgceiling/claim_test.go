@@ -92,3 +92,23 @@ func TestClaimBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimFindKnee: --find-knee adds a short search per shape; its knee (with the
+// sweep behind it) is the margin on the page and in the file.
+func TestClaimFindKnee(t *testing.T) {
+	dsn := runDB(t)
+	path := filepath.Join(t.TempDir(), "claim.json")
+	stdout, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": dsn}, "claim", "--rate", "20", "--for", "1s",
+		"--warmup", "200ms", "--conns", "5", "--workload", "insert", "--find-knee", "--knee-duration", "1s", "--json", path, "--quiet")
+	if code != 0 {
+		t.Fatalf("pgceiling claim --find-knee: code %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	f := readClaim(t, path, 1)
+	sh := f.Claim.Shapes[0]
+	if sh.KneeSweep == nil || sh.KneeTxS <= 0 || sh.KneeTxS != sh.KneeSweep.Knee || len(sh.KneeSweep.Probes) < 2 {
+		t.Fatalf("shape %+v: want a short search with a knee", sh)
+	}
+	if !strings.Contains(stdout, "margin: knee ") || !strings.Contains(stdout, "its insert knee is ") {
+		t.Errorf("claim page lacks the margin:\n%s", stdout)
+	}
+}
