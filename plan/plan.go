@@ -120,8 +120,9 @@ func Make(f *result.File, o Options) (*Plan, error) {
 	if f.Server != nil {
 		p.Server = f.Server.Version
 	}
+	sweeps := kneeSweeps(f)
 	var names []string
-	for _, s := range f.Sweeps {
+	for _, s := range sweeps {
 		if !slices.Contains(names, s.Workload) {
 			names = append(names, s.Workload)
 		}
@@ -136,23 +137,38 @@ func Make(f *result.File, o Options) (*Plan, error) {
 	}
 	knees := 0
 	for _, name := range names {
-		w := planWorkload(f, name, p, o)
+		w := planWorkload(sweeps, name, p, o)
 		if w.Missing == "" {
 			knees++
 		}
 		p.Workloads = append(p.Workloads, w)
 	}
 	if knees == 0 {
-		return p, fmt.Errorf("%s: %w (is it a search's results file? a run has none)", o.Source, ErrNoKnees)
+		return p, fmt.Errorf("%s: %w (is it a search's results file, or a claim's with --find-knee? a run has none)", o.Source, ErrNoKnees)
 	}
 	return p, nil
 }
 
+// kneeSweeps are the sweeps of f that may have a knee: a search's, or the short searches
+// of a claim run with --find-knee (its own sweeps are single probes at the claimed rate).
+func kneeSweeps(f *result.File) []result.Sweep {
+	if f.Claim == nil {
+		return f.Sweeps
+	}
+	var out []result.Sweep
+	for _, sh := range f.Claim.Shapes {
+		if sh.KneeSweep != nil {
+			out = append(out, *sh.KneeSweep)
+		}
+	}
+	return out
+}
+
 // sweepsOf returns the workload's sweep with synchronous_commit on and off (nil when
 // missing or without a knee).
-func sweepsOf(f *result.File, name string) (on, off *result.Sweep) {
-	for i := range f.Sweeps {
-		s := &f.Sweeps[i]
+func sweepsOf(sweeps []result.Sweep, name string) (on, off *result.Sweep) {
+	for i := range sweeps {
+		s := &sweeps[i]
 		if s.Workload != name || s.Knee <= 0 {
 			continue
 		}
@@ -166,9 +182,9 @@ func sweepsOf(f *result.File, name string) (on, off *result.Sweep) {
 	return on, off
 }
 
-func planWorkload(f *result.File, name string, p *Plan, o Options) Workload {
+func planWorkload(sweeps []result.Sweep, name string, p *Plan, o Options) Workload {
 	w := Workload{Workload: name}
-	on, off := sweepsOf(f, name)
+	on, off := sweepsOf(sweeps, name)
 	s := on
 	if s == nil {
 		s = off

@@ -217,3 +217,24 @@ func TestLimitOf(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimFile: a claim's results file is planned from its --find-knee short searches,
+// not from its single probes at the claimed rate.
+func TestClaimFile(t *testing.T) {
+	s, err := result.Read("testdata/transfer-lock.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	knee := s.Sweeps[0]
+	f := &result.File{Command: "claim", Sweeps: []result.Sweep{{Workload: "transfer", SyncCommit: result.SyncOn,
+		Probes: []result.Probe{{TargetRate: 100000, Verdict: result.Fail}}}},
+		Claim: &result.Claim{Shapes: []result.ClaimShape{{Workload: "transfer", KneeSweep: &knee}}}}
+	p, err := Make(f, Options{Current: 100, Growth: 0.4, Now: now, Source: "claim.json"})
+	if err != nil || len(p.Workloads) != 1 || p.Workloads[0].Knee.Value != 400 {
+		t.Fatalf("Make(claim file) = %+v, %v; want transfer's knee 400 from the short search", p, err)
+	}
+	f.Claim.Shapes[0].KneeSweep = nil
+	if _, err := Make(f, Options{Current: 100, Growth: 0.4, Now: now, Source: "claim.json"}); !errors.Is(err, ErrNoKnees) {
+		t.Errorf("Make(claim file without --find-knee) error = %v, want ErrNoKnees", err)
+	}
+}
