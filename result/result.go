@@ -505,13 +505,14 @@ type File struct {
 	// time and a short random or content hash (RunIDFor), set by NewFile, and derived by
 	// Decode and Write for a file that has none.
 	RunID       string            `json:"run_id,omitempty"`
-	Command     string            `json:"command"`      // run or search
+	Command     string            `json:"command"`      // run, search or claim
 	CommandLine []string          `json:"command_line"` // passwords redacted
 	Config      map[string]string `json:"config"`       // every flag's value, passwords redacted
 	StartedAt   time.Time         `json:"started_at"`
 	FinishedAt  time.Time         `json:"finished_at"`
 	Server      *Disclosure       `json:"server,omitempty"`
 	Sweeps      []Sweep           `json:"sweeps"`
+	Claim       *Claim            `json:"claim,omitempty"` // claim's verdicts
 	Interrupted bool              `json:"interrupted,omitempty"`
 	Error       string            `json:"error,omitempty"`
 	Warnings    []string          `json:"warnings,omitempty"`
