@@ -304,10 +304,10 @@ func writeClaimPage(w io.Writer, f *result.File, width int) {
 	if cl.P99SLOMs > 0 {
 		slo = fmt.Sprintf(", p99 <= %s ms", thousands.Format(cl.P99SLOMs, 1))
 	}
-	printWrapped(w, fmt.Sprintf("pgceiling claim: %s tx/s for %v: %s (rule: errors <= %s%s, steady)",
-		claimRate(cl.RateTxS), time.Duration(cl.ForS*float64(time.Second)), verdict, percent(cl.MaxErrorRate), slo), width)
+	claimLine(w, 0, fmt.Sprintf("pgceiling claim: %s tx/s for %v: %s (rule: errors <= %s%s, steady)",
+		claimRate(cl.RateTxS), time.Duration(cl.ForS*float64(time.Second)), verdict, share(cl.MaxErrorRate), slo), width)
 	if f.Server != nil {
-		printWrapped(w, "  server "+f.Server.Version, width)
+		claimLine(w, 2, "server "+f.Server.Version, width)
 	}
 	for _, sh := range cl.Shapes {
 		fmt.Fprintln(w)
@@ -315,18 +315,22 @@ func writeClaimPage(w io.Writer, f *result.File, width int) {
 		if !sh.Held {
 			v = "NOT held (" + string(sh.Verdict) + ")"
 		}
-		printWrapped(w, fmt.Sprintf("%s (synchronous_commit=%s): %s: achieved %s tx/s, errors %s, p99 %s ms",
-			sh.Workload, sh.SyncCommit, v, claimRate(sh.AchievedTx), percent(sh.ErrorRate), thousands.Format(sh.P99Ms, 1)), width)
+		claimLine(w, 0, fmt.Sprintf("%s (synchronous_commit=%s): %s: achieved %s tx/s, errors %s, p99 %s ms",
+			sh.Workload, sh.SyncCommit, v, claimRate(sh.AchievedTx), share(sh.ErrorRate), thousands.Format(sh.P99Ms, 1)), width)
 		if !sh.Held && sh.Reason != "" {
-			printWrapped(w, "    why: "+sh.Reason, width)
+			claimLine(w, 2, "why: "+sh.Reason, width)
 		}
 		if sh.Bottleneck != "" {
-			printWrapped(w, "    bottleneck: "+sh.Bottleneck, width)
+			claimLine(w, 2, "bottleneck: "+sh.Bottleneck, width)
 		}
 		if sh.KneeTxS > 0 {
-			printWrapped(w, fmt.Sprintf("    margin: knee %s, the claim is %s× it", kneeOf(sh), thousands.Format(cl.RateTxS/sh.KneeTxS, 2)), width)
+			m := fmt.Sprintf("margin: knee %s; the claimed rate is %s× the knee", kneeOf(sh), thousands.Format(cl.RateTxS/sh.KneeTxS, 2))
+			if iv := sh.Interval; iv != nil && cl.RateTxS >= iv.Lo && cl.RateTxS <= iv.Hi {
+				m += ", inside its interval: another run may give the other verdict"
+			}
+			claimLine(w, 2, m, width)
 		} else if sh.KneeSweep != nil {
-			printWrapped(w, "    margin: the short search found no knee ("+sh.KneeSweep.Stop+")", width)
+			claimLine(w, 2, "margin: the short search found no knee ("+sh.KneeSweep.Stop+")", width)
 		}
 		var diff []string
 		for _, sp := range sh.SmallPrint {
@@ -335,11 +339,28 @@ func writeClaimPage(w io.Writer, f *result.File, width int) {
 			}
 		}
 		if len(diff) > 0 {
-			printWrapped(w, "    unlike the usual claim: "+strings.Join(diff, "; "), width)
+			claimLine(w, 2, "unlike the usual claim: "+strings.Join(diff, "; "), width)
 		}
 	}
 	fmt.Fprintln(w)
-	printWrapped(w, "In short: "+cl.Sentence+".", width)
+	claimLine(w, 0, "In short: "+cl.Sentence+".", width)
+}
+
+// claimLine prints s indented by indent, wrapped to width, continuation lines 4 further in.
+func claimLine(w io.Writer, indent int, s string, width int) {
+	pad := strings.Repeat(" ", indent)
+	for i, l := range wrapWords(s, width-1-indent) {
+		if i > 0 {
+			l = "    " + l
+		}
+		fmt.Fprintln(w, pad+l)
+	}
+}
+
+// share formats a fraction as a percentage with at most two decimals: "0.1 %", "10.52 %".
+func share(v float64) string {
+	s := strings.TrimRight(strings.TrimRight(thousands.Format(100*v, 2), "0"), ".")
+	return s + " %"
 }
 
 func kneeOf(sh result.ClaimShape) string {
