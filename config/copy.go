@@ -27,19 +27,26 @@ func (c *Copy) Bind(fs *pflag.FlagSet) {
 }
 
 // Check records every problem with the copy flags; poolWait is --pool-wait.
-func (c *Copy) Check(pr *Problems, poolWait time.Duration) {
+func (c *Copy) Check(pr *Problems) {
 	if c.Batch < 1 || c.Batch > MaxCopyBatch {
 		pr.Addf("--copy-batch must be between 1 and %d, got %d", MaxCopyBatch, c.Batch)
 	}
-	if c.Wait < 0 || (poolWait > 0 && c.Wait >= poolWait) {
-		pr.Addf("--copy-wait must be >= 0 and below --pool-wait %v (a row waiting longer for its batch would be rejected), got %v", poolWait, c.Wait)
+	if c.Wait < 0 {
+		pr.Addf("--copy-wait must be >= 0, got %v", c.Wait)
 	}
 }
 
-// checkCopyEngine records a problem when the copy workload is asked of the loop engine,
-// which speaks no COPY.
-func checkCopyEngine(pr *Problems, workloads []string, engine result.Engine) {
-	if engine == result.EngineLoop && slices.Contains(workloads, "copy") {
+// checkCopyEngine records the problems of a copy workload among workloads: the loop
+// engine speaks no COPY, and a --copy-wait at or over the pool wait would let rows
+// expire waiting for their batch. Without copy the copy flags are ignored.
+func checkCopyEngine(pr *Problems, workloads []string, engine result.Engine, c Copy, poolWait time.Duration) {
+	if !slices.Contains(workloads, "copy") {
+		return
+	}
+	if engine == result.EngineLoop {
 		pr.Addf("--engine loop cannot run the copy workload (it speaks no COPY sub-protocol): use --engine pgx or auto")
+	}
+	if c.Wait >= 0 && poolWait > 0 && c.Wait >= poolWait {
+		pr.Addf("--copy-wait must be below --pool-wait %v (a row waiting longer for its batch would be rejected), got %v", poolWait, c.Wait)
 	}
 }

@@ -204,7 +204,10 @@ func (lp *loop) attach(sl *slot, fd int, known map[string]int8) error {
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	sl.fd, sl.rn, sl.woff, sl.out = fd, 0, 0, false
-	sl.sess = workload.SessionOf(sl.wk.conn.Conn().PgConn())
+	sl.sess = &workload.Session{} // a socket without a pgx connection (the loops' tests)
+	if sl.wk.conn != nil {
+		sl.sess = workload.SessionOf(sl.wk.conn.Conn().PgConn())
+	}
 	sl.wire.attach(known)
 	return nil
 }

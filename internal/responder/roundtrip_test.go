@@ -42,7 +42,7 @@ func TestRoundTripsPerTransaction(t *testing.T) {
 		} {
 			app := "rt-" + string(engine) + "-" + tc.name
 			t.Run(app[3:]+"-batch"+strconv.Itoa(tc.batch), func(t *testing.T) {
-				pool, err := driver.NewPool(ctx, s.DSN(), driver.Session{AppName: app}, 4, pgx.QueryExecModeCacheStatement)
+				pool, err := driver.NewPool(ctx, s.DSN(), driver.Session{AppName: app}, 12, pgx.QueryExecModeCacheStatement)
 				if err != nil {
 					t.Fatalf("driver.NewPool: %v", err)
 				}
@@ -56,8 +56,10 @@ func TestRoundTripsPerTransaction(t *testing.T) {
 					t.Fatal(err)
 				}
 				before := s.RoundTrips(app)
-				// Two Ps: the loop keeps one in epoll, the responder in this process the other.
-				p, err := driver.Run(ctx, pool, w, driver.Config{Rate: 300, Duration: 500 * time.Millisecond, Conns: 4, Threads: 2,
+				// The loop keeps its P while it waits in epoll and lets the responder in this
+				// process run only when it yields (at most every 10 ms): a low rate over
+				// many connections keeps that from rejecting arrivals.
+				p, err := driver.Run(ctx, pool, w, driver.Config{Rate: 120, Duration: 1500 * time.Millisecond, Conns: 12,
 					Engine: engine, Seed: 1, CountRows: schema.Counter(books, b)})
 				if err != nil {
 					t.Fatalf("driver.Run: %v", err)
