@@ -145,7 +145,7 @@ func (p *Probe) Check(pr *Problems) {
 	}
 	p.Observe.Check(pr)
 	p.Fraud.Check(pr)
-	p.Copy.Check(pr, p.PoolWait)
+	p.Copy.Check(pr)
 	checkListenAddr(pr, "--metrics-addr", p.MetricsAddr)
 }
 

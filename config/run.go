@@ -53,7 +53,7 @@ func (c *Run) Validate(workloads []string) error {
 	}
 	checkRate(&p, "--rate", c.Rate, false)
 	c.Probe.Check(&p)
-	checkCopyEngine(&p, []string{c.Workload}, c.Engine)
+	checkCopy(&p, []string{c.Workload}, &c.Probe)
 	checkSyncCommit(&p, c.SyncCommit)
 	if c.Wallets < 0 {
 		p.Addf("--wallets must be >= 0 (0 = the schema's), got %d", c.Wallets)

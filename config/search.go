@@ -207,7 +207,7 @@ func (c *Search) Validate(workloads []string) error {
 		p.Addf("--max-probes must be >= 1, got %d", c.MaxProbes)
 	}
 	c.Probe.Check(&p)
-	checkCopyEngine(&p, c.Workloads, c.Engine)
+	checkCopy(&p, c.Workloads, &c.Probe)
 	if c.Rows < 1 {
 		p.Addf("--rows must be >= 1, got %d", c.Rows)
 	}
