@@ -26,27 +26,27 @@ func (c *Copy) Bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.Wait, "copy-wait", result.DefaultCopyWait, "copy workload: a batch closes when its oldest row has waited this long, if not full before (0 = no wait); must be below --pool-wait")
 }
 
-// Check records every problem with the copy flags; poolWait is --pool-wait.
+// Check records every problem with the copy flags themselves.
 func (c *Copy) Check(pr *Problems) {
 	if c.Batch < 1 || c.Batch > MaxCopyBatch {
 		pr.Addf("--copy-batch must be between 1 and %d, got %d", MaxCopyBatch, c.Batch)
 	}
 	if c.Wait < 0 {
-		pr.Addf("--copy-wait must be >= 0, got %v", c.Wait)
+		pr.Addf("--copy-wait must be >= 0 (0 = no wait), got %v", c.Wait)
 	}
 }
 
-// checkCopyEngine records the problems of a copy workload among workloads: the loop
-// engine speaks no COPY, and a --copy-wait at or over the pool wait would let rows
-// expire waiting for their batch. Without copy the copy flags are ignored.
-func checkCopyEngine(pr *Problems, workloads []string, engine result.Engine, c Copy, poolWait time.Duration) {
+// checkCopy records the problems of a probe p that runs the copy workload (one of
+// workloads): the loop engine speaks no COPY, and a row waiting for its batch as long as
+// the pool wait would be rejected. Other workloads ignore the copy flags.
+func checkCopy(pr *Problems, workloads []string, p *Probe) {
 	if !slices.Contains(workloads, "copy") {
 		return
 	}
-	if engine == result.EngineLoop {
+	if p.Engine == result.EngineLoop {
 		pr.Addf("--engine loop cannot run the copy workload (it speaks no COPY sub-protocol): use --engine pgx or auto")
 	}
-	if c.Wait >= 0 && poolWait > 0 && c.Wait >= poolWait {
-		pr.Addf("--copy-wait must be below --pool-wait %v (a row waiting longer for its batch would be rejected), got %v", poolWait, c.Wait)
+	if p.PoolWait > 0 && p.Copy.Wait >= p.PoolWait {
+		pr.Addf("--copy-wait must be below --pool-wait %v (a row waiting longer for its batch would be rejected), got %v", p.PoolWait, p.Copy.Wait)
 	}
 }

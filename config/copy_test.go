@@ -45,11 +45,8 @@ func TestCopyFlags(t *testing.T) {
 			t.Errorf("run --workload copy %v: %v; want one usage line with %q", tc.args, err, tc.want)
 		}
 	}
-	if _, err := run("--rate", "500", "--workload", "insert", "--pool-wait", "1ms"); err != nil {
-		t.Errorf("run --workload insert --pool-wait 1ms: %v; --copy-wait is copy's alone", err)
-	}
-	if _, err := run("--rate", "500", "--workload", "insert", "--engine", "loop"); err != nil {
-		t.Errorf("run --workload insert --engine loop: %v; only copy needs another engine", err)
+	if _, err := run("--rate", "500", "--workload", "insert", "--engine", "loop", "--pool-wait", "1ms"); err != nil {
+		t.Errorf("run --workload insert --engine loop --pool-wait 1ms: %v; the copy rules bind copy only", err)
 	}
 
 	var s Search

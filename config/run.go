@@ -54,7 +54,7 @@ func (c *Run) Validate(workloads []string) error {
 	checkRate(&p, "--rate", c.Rate, false)
 	c.Probe.Check(&p)
 	checkBatch(&p, c.Batch, []string{c.Workload})
-	checkCopyEngine(&p, []string{c.Workload}, c.Engine, c.Copy, c.PoolWait)
+	checkCopy(&p, []string{c.Workload}, &c.Probe)
 	c.Probe.checkScriptWorkload(&p, []string{c.Workload})
 	checkSyncCommit(&p, c.SyncCommit)
 	if c.Wallets < 0 {

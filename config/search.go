@@ -218,7 +218,7 @@ func (c *Search) Validate(workloads []string) error {
 	}
 	c.Probe.Check(&p)
 	checkBatch(&p, c.Batch, c.Workloads)
-	checkCopyEngine(&p, c.Workloads, c.Engine, c.Copy, c.PoolWait)
+	checkCopy(&p, c.Workloads, &c.Probe)
 	if c.Rows < 1 {
 		p.Addf("--rows must be >= 1, got %d", c.Rows)
 	}

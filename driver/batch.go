@@ -140,6 +140,19 @@ type copyEngine struct {
 // the connections back.
 func newCopyEngine(ctx context.Context, env *probeEnv, c workload.Copier) (*copyEngine, error) {
 	cfg := env.cfg
+	refuse := func(err error) (*copyEngine, error) {
+		for _, wk := range env.workers {
+			wk.release()
+		}
+		return nil, err
+	}
+	switch {
+	case cfg.Engine == EngineLoop:
+		return refuse(fmt.Errorf("engine loop cannot run %s: it speaks no COPY (use --engine pgx or auto)", c.Name()))
+	case cfg.CopyBatch < 1 || cfg.CopyWait >= cfg.PoolWait:
+		return refuse(fmt.Errorf("probe: a copy batch needs at least one row and a wait below the pool wait %v, got %d rows, %v",
+			cfg.PoolWait, cfg.CopyBatch, cfg.CopyWait))
+	}
 	e := &copyEngine{env: env, b: env.b, c: c, doCtx: context.WithoutCancel(env.ctx), pace: make(chan struct{}, 1),
 		rq: rowQueue{b: env.b, rows: cfg.CopyBatch, wait: cfg.CopyWait, limit: env.qcap}}
 	e.ready.L = &e.mu
@@ -154,10 +167,7 @@ func newCopyEngine(ctx context.Context, env *probeEnv, c workload.Copier) (*copy
 		}
 	}
 	if first != nil {
-		for _, wk := range env.workers {
-			wk.release()
-		}
-		return nil, fmt.Errorf("set the copy sessions' synchronous_commit: %w", first)
+		return refuse(fmt.Errorf("set the copy sessions' synchronous_commit: %w", first))
 	}
 	return e, nil
 }

@@ -70,12 +70,6 @@ type probeEnv struct {
 // can run, else pgx.
 func newEngine(ctx context.Context, env *probeEnv) (engine, error) {
 	if c, ok := env.w.(workload.Copier); ok { // rows in batches of COPY: the copy engine, over pgx
-		if env.cfg.Engine == EngineLoop {
-			for _, wk := range env.workers {
-				wk.release()
-			}
-			return nil, fmt.Errorf("engine loop cannot run %s: it speaks no COPY (use --engine pgx or auto)", env.w.Name())
-		}
 		return newCopyEngine(ctx, env, c)
 	}
 	if env.cfg.Engine == EnginePGX {

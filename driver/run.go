@@ -165,8 +165,6 @@ func (c Config) check() error {
 		return fmt.Errorf("probe: duration must be > 0, got %v", c.Duration)
 	case c.Engine != "" && c.Engine != EngineAuto && c.Engine != EngineLoop && c.Engine != EnginePGX:
 		return fmt.Errorf("probe: engine must be auto, loop or pgx, got %q", c.Engine)
-	case c.CopyBatch < 1 || c.CopyWait >= c.PoolWait:
-		return fmt.Errorf("probe: a copy batch needs at least one row and a wait below the pool wait %v, got %d rows, %v", c.PoolWait, c.CopyBatch, c.CopyWait)
 	case c.Warmup < 0, c.Conns < 1, c.PoolWait < 0, c.MaxTries < 1, c.Streams < 1, c.Drain < 0, c.Threads < 0:
 		return fmt.Errorf("probe: invalid config (warmup %v, conns %d, pool wait %v, max tries %d, streams %d, drain %v, threads %d)",
 			c.Warmup, c.Conns, c.PoolWait, c.MaxTries, c.Streams, c.Drain, c.Threads)
