@@ -12,7 +12,8 @@
 #     runs a calibration probe (min(--seconds, 3) s, not shown) at twice pgbench -j 1's
 #     tx/s and then measures at 1.25x what that probe committed: overloaded just enough,
 #     since every rejected arrival costs the engine CPU too;
-#   - pgceiling run --engine pgx --threads 2, unpinned (2+ cores only).
+#   - pgceiling run --engine loop --threads 2 (two loops, each on its own thread) and
+#     --engine pgx --threads 2, unpinned (2+ cores only).
 # The responder runs pinned to --server-core, the pinned clients to --client-core.
 # Printed per run: the client's cores (1 pinned, else the machine's) and how many it used
 # (client CPU seconds per wall second), committed tx/s (pgceiling: commits in the measured
@@ -27,8 +28,8 @@
 # second to pgbench -j 1's.
 # pgceiling runs with --no-backfill: the responder does not take COPY.
 # insert has no script in bench/pgbench; the one used here sends pgceiling's transaction
-# (BEGIN, SET LOCAL, the INSERT, COMMIT) with the uuid and 100-byte payload made
-# server-side (pgbench has no string variables), so its messages are shorter.
+# (the INSERT alone, in autocommit) with the uuid and 100-byte payload made server-side
+# (pgbench has no string variables), so its messages are shorter.
 #
 # Usage: bench/client_capacity.sh [--seconds 10] [--workloads "insert oltp transfer"]
 #        [--conns 50] [--rate auto|R] [--server-core 0] [--client-core 1]
@@ -71,10 +72,7 @@ dsn="$(wait_dsn_file client_capacity "$resp_pid" "$work/dsn" "$work/responder.lo
 cat >"$work/insert.sql" <<'SQL'
 \set hi random(0, 4611686018427387903)
 \set lo random(0, 4611686018427387903)
-BEGIN;
-SET LOCAL synchronous_commit TO on;
 INSERT INTO pgceiling.events (id, payload, created_at) VALUES ((lpad(to_hex(:hi::bigint), 16, '0') || lpad(to_hex(:lo::bigint), 16, '0'))::uuid, repeat('x', 100), now());
-COMMIT;
 SQL
 script() { if [ "$1" = insert ]; then echo "$work/insert.sql"; else echo "$root/bench/pgbench/$1.sql"; fi; }
 
@@ -157,6 +155,7 @@ for w in $workloads; do
   if [ "$cores" -ge 2 ]; then pgbench_run "pgbench -j 2 (unpinned)" 2 unpinned; fi
   pb_tps="$pb1_tps"
   pgceiling_run "loop (pinned)" loop 1 pinned
+  if [ "$cores" -ge 2 ]; then pgceiling_run "loop 2 loops (unpinned)" loop 2 unpinned; fi
   pgceiling_run "pgx 1 thread (pinned)" pgx 1 pinned
   if [ "$cores" -ge 2 ]; then pgceiling_run "pgx 2 threads (unpinned)" pgx 2 unpinned; fi
 done

@@ -3,12 +3,14 @@ package config
 import (
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/pgceiling/pgceiling/pgscript"
 	"github.com/pgceiling/pgceiling/result"
 )
 
@@ -27,14 +29,23 @@ type Probe struct {
 	ExecMode ExecMode
 	Seed     int64
 	Zipf     float64 // wallet skew exponent; 0 = uniform
+	Batch    int     // --batch: rows per insert transaction (insert only)
 
 	Session Session
 	Observe Observe
 	Fraud   Fraud
 	Safety  Safety
+	Copy    Copy // the copy workload's batches
 
 	MetricsAddr string // --metrics-addr: serve live OpenMetrics here; empty = off
+
+	// Scripts are the --script FILE[@WEIGHT] arguments: pgbench-style custom scripts,
+	// run as the workload "script" (docs/scripts.md).
+	Scripts []string
 }
+
+// ScriptWorkload is the workload name that runs the --script files.
+const ScriptWorkload = "script"
 
 // Session is the settings of every driver session (DESIGN.md's defaults in result).
 type Session struct {
@@ -81,13 +92,14 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	fs.DurationVar(&p.Warmup, "warmup", warmup, "unmeasured warm-up before each probe's measured window"+why)
 	fs.DurationVar(&p.Duration, "duration", duration, "measured window of each probe (7 min covers a full checkpoint cycle)"+why)
 	fs.IntVar(&p.Conns, "conns", result.DefaultConns, "connections in the pool (the application's pool size)")
-	fs.IntVar(&p.Threads, "threads", 0, "cores the driver's Go code may use (GOMAXPROCS); 0 = auto: start on one, like pgbench's single thread, and double them whenever it uses 75 % of those it has")
+	fs.IntVar(&p.Threads, "threads", 0, "cores the driver may use: with --engine loop, N loops on N cores (pgbench -j N), 0 = one; with pgx, GOMAXPROCS, 0 = auto: start on one and double them whenever it uses 75 % of those it has")
 	bindChoice(fs, &p.Engine, "engine", result.EngineAuto, "how the driver drives its connections: loop (one goroutine and epoll speaking the wire protocol over prepared statements, like pgbench; the least client CPU, one core), pgx (a goroutine per connection through pgx: every --exec-mode, TLS, all cores) or auto (loop when it can: --exec-mode cache_statement, no TLS, Linux)")
 	fs.DurationVar(&p.PoolWait, "pool-wait", result.DefaultPoolWait, "an arrival not started within this of its intended time is rejected (pool_timeout)")
 	fs.IntVar(&p.MaxTries, "max-tries", result.DefaultMaxTries, "attempts per arrival; only serialization and deadlock failures are retried")
 	bindChoice(fs, &p.ExecMode, "exec-mode", ExecCacheStatement, "query protocol: "+joined(ExecModes))
 	fs.Int64Var(&p.Seed, "seed", 1, "seed of the arrivals and key choices (probe n of a search uses seed + n)")
 	fs.Float64Var(&p.Zipf, "zipf", 1.0, "wallet skew exponent (0 = uniform)")
+	bindBatch(fs, &p.Batch)
 	fs.DurationVar(&p.Session.StatementTimeout, "statement-timeout", result.DefaultStatementTimeout, "statement_timeout of every session")
 	fs.DurationVar(&p.Session.LockTimeout, "lock-timeout", result.DefaultLockTimeout, "lock_timeout of every session")
 	fs.DurationVar(&p.Session.IdleInTxTimeout, "idle-in-tx-timeout", result.DefaultIdleInTxTimeout, "idle_in_transaction_session_timeout of every session")
@@ -95,6 +107,8 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	p.Safety.Bind(fs)
 	p.Observe.Bind(fs)
 	p.Fraud.Bind(fs)
+	p.Copy.Bind(fs)
+	fs.StringArrayVar(&p.Scripts, "script", nil, "run this pgbench-style custom script (`FILE[@WEIGHT]`, repeatable: each arrival picks one by weight) as the workload \"script\"; a subset of pgbench's language, see docs/scripts.md")
 	fs.StringVar(&p.MetricsAddr, "metrics-addr", "", "serve live OpenMetrics (Prometheus) at http://`HOST:PORT`/metrics while the command runs, e.g. 127.0.0.1:9187 (port 0: any free port, printed at start); see docs/metrics.md")
 }
 
@@ -143,7 +157,31 @@ func (p *Probe) Check(pr *Problems) {
 	}
 	p.Observe.Check(pr)
 	p.Fraud.Check(pr)
+	p.Copy.Check(pr)
 	checkListenAddr(pr, "--metrics-addr", p.MetricsAddr)
+	total := 0
+	for _, a := range p.Scripts {
+		_, w, err := pgscript.ParseWeight(a)
+		if err != nil {
+			pr.Addf("%v", err)
+		}
+		total += w
+	}
+	if len(p.Scripts) > 0 && total == 0 {
+		pr.Addf("--script: the weights add up to 0; at least one script needs a weight above 0")
+	}
+}
+
+// checkScriptWorkload records a problem when the workloads and --script do not go
+// together: "script" needs --script, and --script needs "script" among the workloads.
+func (p *Probe) checkScriptWorkload(pr *Problems, workloads []string) {
+	has := slices.Contains(workloads, ScriptWorkload)
+	switch {
+	case has && len(p.Scripts) == 0:
+		pr.Addf("--workload script needs --script FILE[@WEIGHT]")
+	case !has && len(p.Scripts) > 0:
+		pr.Addf("--script is run as the workload \"script\": add it to --workload (or leave --workload out)")
+	}
 }
 
 // checkListenAddr records a problem when addr is neither empty nor HOST:PORT.

@@ -31,7 +31,7 @@ type Run struct {
 
 // BindRun adds run's flags (all but --dsn) to fs, bound to c, with their defaults.
 func BindRun(fs *pflag.FlagSet, c *Run) {
-	fs.StringVar(&c.Workload, "workload", "oltp", "transaction shape: oltp, transfer or insert")
+	fs.StringVar(&c.Workload, "workload", "oltp", "transaction shape: oltp, transfer, insert or copy (rows batched into COPY; --rate in rows/s); script with --script")
 	fs.Float64Var(&c.Rate, "rate", 0, "offered rate in transactions per second (Poisson arrivals); required")
 	bindChoice(fs, &c.SyncCommit, "sync-commit", result.SyncOn, "synchronous_commit of each transaction (SET LOCAL): on or off")
 	c.Probe.Bind(fs, false)
@@ -53,6 +53,9 @@ func (c *Run) Validate(workloads []string) error {
 	}
 	checkRate(&p, "--rate", c.Rate, false)
 	c.Probe.Check(&p)
+	checkBatch(&p, c.Batch, []string{c.Workload})
+	checkCopy(&p, []string{c.Workload}, &c.Probe)
+	c.Probe.checkScriptWorkload(&p, []string{c.Workload})
 	checkSyncCommit(&p, c.SyncCommit)
 	if c.Wallets < 0 {
 		p.Addf("--wallets must be >= 0 (0 = the schema's), got %d", c.Wallets)

@@ -46,9 +46,17 @@ func TestRunValidate(t *testing.T) {
 		{[]string{"--rate", "5", "--sync-commit", "of"}, []string{"--sync-commit", "valid: on, off"}},
 		{[]string{"--rate", "5", "--exec-mode", "simple"}, []string{"--exec-mode"}},
 		{[]string{"--rate", "5", "--threads", "-1"}, []string{"--threads must be between 0 (auto) and 1024"}},
+		{[]string{"--rate", "5", "--batch", "10"}, []string{"--batch is only for the insert workload"}},
+		{[]string{"--rate", "5", "--workload", "insert", "--batch", "0"}, []string{"--batch must be between 1 and 10000"}},
+		{[]string{"--rate", "5", "--workload", "insert", "--batch", "10001"}, []string{"--batch must be between 1 and 10000"}},
 		// Every problem at once.
 		{[]string{"--rate", "0", "--conns", "0", "--duration", "0s", "--zipf", "-1", "--pool-wait", "0s", "--max-tries", "0", "--lock-timeout", "-1s"},
 			[]string{"--rate", "--conns", "--duration", "--zipf", "--pool-wait", "--max-tries", "--lock-timeout"}},
+	}
+	if c, err := parseRun(t, "--rate", "5", "--workload", "insert", "--batch", "100"); err != nil {
+		t.Errorf("run --workload insert --batch 100: %v", err)
+	} else if c.Batch != 100 {
+		t.Errorf("run --workload insert --batch 100: batch %d", c.Batch)
 	}
 	for _, c := range cases {
 		_, err := parseRun(t, c.args...)

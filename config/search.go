@@ -97,7 +97,7 @@ func profileNames() []string {
 // sets (--warmup, --duration, --precision, --rows) get the profile's values in
 // ApplyProfile unless they were given.
 func BindSearch(fs *pflag.FlagSet, c *Search) {
-	fs.StringSliceVar(&c.Workloads, "workload", []string{"oltp", "transfer"}, "workloads to sweep (oltp, transfer, insert), comma-separated")
+	fs.StringSliceVar(&c.Workloads, "workload", []string{"oltp", "transfer"}, "workloads to sweep (oltp, transfer, insert, copy; script with --script), comma-separated; copy's rates are rows/s")
 	bindList(fs, &c.SyncCommits, "sync-commit", result.SyncCommits, "synchronous_commit settings to sweep (on, off), comma-separated")
 	fs.StringVar(&c.Profile, "profile", "", "quick ("+Profiles[0].Summary+") or standard ("+Profiles[1].Summary+"); default quick without --dsn, standard with it; explicit flags override it")
 	fs.Float64Var(&c.StartRate, "start-rate", 0, "first probe's rate in tx/s; 0 = calibrate with a short saturating probe")
@@ -174,6 +174,7 @@ func (c *Search) Validate(workloads []string) error {
 		}
 		seen[w] = true
 	}
+	c.Probe.checkScriptWorkload(&p, c.Workloads)
 	if len(c.SyncCommits) == 0 {
 		p.Addf("--sync-commit: give on, off or both")
 	}
@@ -216,6 +217,8 @@ func (c *Search) Validate(workloads []string) error {
 		p.Addf("--max-probes must be >= 1, got %d", c.MaxProbes)
 	}
 	c.Probe.Check(&p)
+	checkBatch(&p, c.Batch, c.Workloads)
+	checkCopy(&p, c.Workloads, &c.Probe)
 	if c.Rows < 1 {
 		p.Addf("--rows must be >= 1, got %d", c.Rows)
 	}

@@ -117,6 +117,8 @@ func TestSearchValidate(t *testing.T) {
 		{[]string{"--lock-timeout", "-1s", "--max-tries", "0", "--zipf", "-1"}, []string{"--lock-timeout", "--max-tries", "--zipf"}},
 		{[]string{"--fraud-window", "25h", "--fraud-limit", "-1", "--repeats", "-2"}, []string{"--fraud-window", "--fraud-limit", "--repeats"}},
 		{[]string{"--fraud-window", "0s"}, []string{"--fraud-window must be > 0"}},
+		{[]string{"--workload", "oltp,transfer", "--batch", "10"}, []string{"--batch is only for the insert workload"}},
+		{[]string{"--workload", "insert", "--batch", "-1"}, []string{"--batch must be between 1 and 10000"}},
 		{[]string{"--start-from", "old.json", "--start-rate", "500"}, []string{"--start-from and --start-rate"}},
 	} {
 		_, _, err := parseSearch(t, false, tc.args...)
@@ -133,7 +135,7 @@ func TestSearchValidate(t *testing.T) {
 			t.Errorf("search %v: error is not one line: %q", tc.args, err)
 		}
 	}
-	if _, _, err := parseSearch(t, false, "--workload", "insert", "--sync-commit", "off", "--p99-slo", "50ms", "--confirm", "2"); err != nil {
+	if _, _, err := parseSearch(t, false, "--workload", "insert,oltp", "--batch", "10000", "--sync-commit", "off", "--p99-slo", "50ms", "--confirm", "2"); err != nil {
 		t.Errorf("valid search flags rejected: %v", err)
 	}
 }

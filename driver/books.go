@@ -392,3 +392,7 @@ func (b *books) settle(a arrival, sh *sheet, ok bool, c result.Class, wait, svc,
 		}
 	}
 }
+
+// Summary is a latency histogram (µs) as the result's percentiles in milliseconds, as
+// every probe reports them: for histograms merged outside the driver (package fleet).
+func Summary(h *hdrhistogram.Histogram) result.Latency { return summary(h) }

@@ -49,10 +49,12 @@
 // Two engines drive the connections behind one small interface (engine, engine.go), and
 // share everything but how they wait:
 //
-//   - the loop (loop_linux.go; the default where it can run): one goroutine issues
-//     every arrival, waits for every socket in epoll and speaks the protocol itself
-//     (wire.go, on internal/pgwire, on pgx's pgproto3): pgbench's design, the cheapest
-//     on client CPU;
+//   - the loop (loop_linux.go, loops_linux.go; the default where it can run): k loops
+//     (Config.Threads, one by default), each one goroutine on its own thread that issues
+//     its own streams' arrivals, waits for its connections' sockets in its own epoll and
+//     speaks the protocol itself (wire.go, on internal/pgwire, on pgx's pgproto3):
+//     pgbench's design, the cheapest on client CPU; the loops share one pool through
+//     the lobby (loops_linux.go);
 //   - pgx (engine_pgx.go): a goroutine per connection over pgx, a goroutine per arrival
 //     stream, and a reaper that rejects waiting arrivals on time; every exec mode, TLS,
 //     and workloads that are not scripts.
@@ -67,7 +69,7 @@
 //
 // How an arrival flows:
 //
-//	scheduler (engine.go: a goroutine per stream for pgx, scheduler.due on the loop's goroutine)
+//	scheduler (engine.go: a goroutine per stream for pgx, scheduler.due on each loop's goroutine)
 //	  -> books.arrive, engine.offer (the bounded queue), books.offered
 //	  -> a connection takes it: books.admit (the pool-wait rule), job.start (values drawn once)
 //	  -> workload.Txn, the one transaction state machine (BEGIN, SET LOCAL, steps, COMMIT,
@@ -89,6 +91,8 @@
 //     the raw system calls and why they are raw);
 //   - a new engine (several loops at once): a type that implements engine, chosen in
 //     newEngine;
+//   - how the copy workload's rows are batched and when a row is rejected waiting for its
+//     batch: batch.go (the copy engine, chosen in newEngine for a workload.Copier);
 //   - the result's fields: fill and check in finish.go.
 //
 // # Driver limits

@@ -21,15 +21,16 @@ import (
 // engine drives the probe's connections: it takes the arrivals the scheduler issues and
 // runs each one's transaction on a connection, booking every outcome through the books
 // (probeEnv.b). The engines differ only in how they wait: the pgx engine with a goroutine
-// per connection over pgx, the loop with one goroutine over epoll and its own wire layer.
+// per connection over pgx, the loop engine with k loops, each one goroutine on its own
+// thread over epoll and its own wire layer.
 // What an arrival's outcome is (the pool-wait rule, the retry rule, the booking) and how
 // its transaction runs (workload.Txn) they share.
 type engine interface {
 	// name is the engine's Config.Engine value, recorded in the result.
 	name() result.Engine
-	// oneCore reports that the engine runs on one goroutine, so an auto Threads stays
-	// at one.
-	oneCore() bool
+	// cores is how many cores (GOMAXPROCS) the engine runs on, fixed for the probe (the
+	// loop engine: one per loop), or 0 when Config.Threads sizes them (the pgx engine).
+	cores() int
 	// run issues the probe's arrivals with s (which offers each to the engine), calls
 	// issued once no more will come, and returns when every arrival it was offered has
 	// an outcome and every connection it holds is given back.
@@ -48,7 +49,8 @@ type engine interface {
 
 var (
 	_ engine = (*pgxEngine)(nil)
-	_ engine = (*loop)(nil)
+	_ engine = (*loopEngine)(nil)
+	_ engine = (*copyEngine)(nil)
 )
 
 // probeEnv is what an engine gets from the probe.
@@ -67,14 +69,17 @@ type probeEnv struct {
 // newEngine builds the engine Config.Engine asks for: the loop when it is allowed and
 // can run, else pgx.
 func newEngine(ctx context.Context, env *probeEnv) (engine, error) {
+	if c, ok := env.w.(workload.Copier); ok { // rows in batches of COPY: the copy engine, over pgx
+		return newCopyEngine(ctx, env, c)
+	}
 	if env.cfg.Engine == EnginePGX {
 		return newPGXEngine(env), nil
 	}
 	why := loopAvailable(env.pool, env.w)
 	if why == "" { // newLoop finds sockets it cannot drive (TLS)
-		lp, err := newLoop(ctx, env)
+		e, err := newLoopEngine(ctx, env)
 		if err == nil {
-			return lp, nil
+			return e, nil
 		}
 		why = err.Error()
 	}
@@ -213,7 +218,8 @@ func (wk *worker) interrupt() {
 }
 
 // scheduler issues the probe's arrivals at their intended times, from one goroutine per
-// stream (run) or from the loop's goroutine (due), and offers each to the engine.
+// stream (run) or from the loops' goroutines (due, each over the streams it owns), and
+// offers each to the engine.
 type scheduler struct {
 	b       *books
 	streams []*stream
@@ -244,11 +250,11 @@ func (s *scheduler) over(at time.Duration) bool {
 	return at >= s.b.end || (sa >= 0 && at >= sa)
 }
 
-// emit books one arrival and offers it to the engine.
-func (s *scheduler) emit(i int, at time.Duration) {
+// emit books one arrival of stream i and offers it with offer.
+func (s *scheduler) emit(i int, at time.Duration, offer func(arrival) (int, bool)) {
 	lag := time.Since(s.b.start.Add(at))
 	s.b.arrive(i, at, lag)
-	depth, ok := s.offer(arrival{at})
+	depth, ok := offer(arrival{at})
 	s.b.offered(arrival{at}, lag, depth, ok)
 }
 
@@ -277,19 +283,20 @@ func (s *scheduler) run(i int) {
 			}
 		}
 		st.advance()
-		s.emit(i, at)
+		s.emit(i, at, s.offer)
 	}
 	s.prog[i].Store(math.MaxInt64)
 }
 
-// due emits every arrival that is due, earliest first across the streams, and returns the
-// next one's offset and whether any stream has arrivals left (the loop's goroutine).
-func (s *scheduler) due() (time.Duration, bool) {
+// due emits every arrival of the streams own that is due, earliest first across them,
+// offering each with offer, and returns the next one's offset and whether any of them has
+// arrivals left (a loop's goroutine; no two loops own the same stream).
+func (s *scheduler) due(own []int, offer func(arrival) (int, bool)) (time.Duration, bool) {
 	now := time.Since(s.b.start)
 	for {
 		best, next := -1, time.Duration(math.MaxInt64)
-		for i, st := range s.streams {
-			at := st.peek()
+		for _, i := range own {
+			at := s.streams[i].peek()
 			if s.over(at) {
 				s.prog[i].Store(math.MaxInt64)
 				continue
@@ -306,6 +313,6 @@ func (s *scheduler) due() (time.Duration, bool) {
 			return next, true
 		}
 		s.streams[best].advance()
-		s.emit(best, next)
+		s.emit(best, next, offer)
 	}
 }

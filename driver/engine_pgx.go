@@ -37,7 +37,7 @@ func newPGXEngine(env *probeEnv) *pgxEngine {
 }
 
 func (e *pgxEngine) name() result.Engine { return EnginePGX }
-func (e *pgxEngine) oneCore() bool       { return false }
+func (e *pgxEngine) cores() int          { return 0 }
 
 func (e *pgxEngine) run(s *scheduler, issued func()) {
 	var workers, scheds sync.WaitGroup
@@ -102,11 +102,17 @@ func (e *pgxEngine) cut() {
 		return
 	}
 	e.wake()
-	for _, wk := range e.env.workers {
+	cutOffAll(e.env.workers, &e.cancels)
+}
+
+// cutOffAll cuts off every worker (worker.cutOff) and sends a cancel request to the backend
+// of each one that was mid-transaction, counted in cancels.
+func cutOffAll(workers []*worker, cancels *sync.WaitGroup) {
+	for _, wk := range workers {
 		if pc := wk.cutOff(); pc != nil {
-			e.cancels.Add(1)
+			cancels.Add(1)
 			go func() {
-				defer e.cancels.Done()
+				defer cancels.Done()
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				_ = pc.CancelRequest(ctx)

@@ -38,6 +38,9 @@ func (r *probeRun) fill(p *result.Probe) {
 		p.Retries += wk.retries
 	}
 	p.Latency, p.Service, p.QueueWait = summary(lat), summary(svc), summary(wait)
+	if r.cfg.OnHistograms != nil {
+		r.cfg.OnHistograms(lat, svc, wait)
+	}
 	p.Late = countAbove(lat, r.cfg.PoolWait)
 	n := min(len(b.secs), int((windowEnd+time.Second-1)/time.Second))
 	p.Series = make([]result.Second, 0, n)
@@ -88,19 +91,25 @@ func (r *probeRun) check(ctx context.Context, p *result.Probe, count func(contex
 	c := &p.Checks
 	c.CommittedTotal = r.b.warm.committed.Load() + r.b.meas.committed.Load()
 	c.Uncertain = r.b.uncertain.Load()
-	after, err := count(ctx, c.Table)
-	if err != nil {
-		c.Problems = append(c.Problems, fmt.Sprintf("cannot count %s rows after the probe: %v", c.Table, err))
-	} else {
-		c.RowsAfter, c.RowDelta = after, after-c.RowsBefore
-		c.RowsOK = c.RowDelta >= c.CommittedTotal && c.RowDelta <= c.CommittedTotal+c.Uncertain
-		if !c.RowsOK {
-			msg := fmt.Sprintf("ROW MISMATCH: %s gained %d rows but the driver saw %d transactions commit",
-				c.Table, c.RowDelta, c.CommittedTotal)
-			if c.Uncertain > 0 {
-				msg += fmt.Sprintf(" (%d more were cancelled mid-flight and may have committed)", c.Uncertain)
+	if c.Table != "" { // "": the workload has no row-per-transaction table (custom scripts): no row check
+		after, err := count(ctx, c.Table)
+		if err != nil {
+			c.Problems = append(c.Problems, fmt.Sprintf("cannot count %s rows after the probe: %v", c.Table, err))
+		} else {
+			c.RowsAfter, c.RowDelta = after, after-c.RowsBefore
+			per := int64(max(p.RowsPerTx, 1))
+			c.RowsOK = c.RowDelta >= c.CommittedTotal*per && c.RowDelta <= (c.CommittedTotal+c.Uncertain)*per
+			if !c.RowsOK {
+				msg := fmt.Sprintf("ROW MISMATCH: %s gained %d rows but the driver saw %d transactions commit",
+					c.Table, c.RowDelta, c.CommittedTotal)
+				if per > 1 {
+					msg += fmt.Sprintf(" of %d rows each", per)
+				}
+				if c.Uncertain > 0 {
+					msg += fmt.Sprintf(" (%d more were cancelled mid-flight and may have committed)", c.Uncertain)
+				}
+				c.Problems = append(c.Problems, msg)
 			}
-			c.Problems = append(c.Problems, msg)
 		}
 	}
 	if snap != nil {

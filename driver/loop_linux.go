@@ -18,28 +18,37 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pgceiling/pgceiling/workload"
-
-	"github.com/pgceiling/pgceiling/result"
 )
 
-// The event-loop engine: one goroutine issues every arrival and drives every connection,
-// pgbench's design. It waits for all sockets at once in epoll and speaks the extended
-// protocol itself (wireConn, on pgx's pgproto3), so a statement costs two system calls
-// and no goroutine switch. The engine with a goroutine per connection over pgx spends
-// most of its own CPU in the Go scheduler parking and waking goroutines and in pgx's
-// general-purpose layers; see README "Driver engines".
+// The event-loop engine: k loops (Config.loops), each one goroutine locked to its own OS
+// thread that issues its own arrivals and drives its own connections, pgbench's design
+// (a pgbench thread per core, -j). A loop waits for all its sockets at once in its own
+// epoll and speaks the extended protocol itself (wireConn, on pgx's pgproto3), so a
+// statement costs two system calls and no goroutine switch. The engine with a goroutine
+// per connection over pgx spends most of its own CPU in the Go scheduler parking and
+// waking goroutines and in pgx's general-purpose layers; see README "Driver engines".
+//
+// Loop i owns streams i, i+k, i+2k, ... of the scheduler (Streams is a multiple of k, so
+// each loop issues an independent Poisson stream of Rate/k, and their sum is the probe's
+// Poisson stream of Rate) and connections i, i+k, ... of the pool. The pool stays one
+// pool: a loop whose connections are all busy moves its waiting arrivals to the lobby,
+// a queue every loop takes from (earliest first) whenever it has a free connection, and
+// wakes a loop that has one; so an arrival is rejected only when no connection of the
+// whole pool took it within the pool wait. See docs/engines.md "k loops".
 //
 // The loop borrows each pooled connection's socket while pgx holds it idle (after
 // PgConn.SyncConn, pgx has nothing buffered and no read in flight) and hands it back idle
 // at a transaction boundary, or closed when a transaction was cut off mid-statement.
 //
-// While it waits in epoll the loop keeps the process's only P (a raw system call), so
-// timers and other goroutines run when it yields, at least every loopMaxWait; the
-// network poller is polled by the runtime's monitor thread meanwhile (about every
-// 10 ms), which is fast enough for the observer and reconnections.
+// While it waits in epoll a loop keeps its P (a raw system call; the probe has one P per
+// loop), so timers and other goroutines run when a loop yields, at least every
+// loopMaxWait; the network poller is polled by the runtime's monitor thread meanwhile
+// (about every 10 ms), which is fast enough for the observer and reconnections. A loop
+// yields no more often than that: a goroutine locked to its thread hands its P to
+// another thread and back on every yield.
 
-// loopMaxWait bounds one wait in epoll so the rest of the process (progress, observer,
-// the drain's timer) runs at least this often.
+// loopMaxWait bounds one wait in epoll, and the time between two yields, so the rest of
+// the process (progress, observer, the drain's timer) runs at least this often.
 const loopMaxWait = 10 * time.Millisecond
 
 // loopNoPwait2 makes the loop use its epoll_pwait fallback (tests).
@@ -63,6 +72,7 @@ type slot struct {
 	out   bool // waiting for room to write (EPOLLOUT registered)
 	state int
 	wire  *wireConn
+	sess  *workload.Session // the connection's, kept with it (workload.SessionOf)
 }
 
 // reconnected is a fresh connection (or the failure to get one) for a slot whose
@@ -75,22 +85,30 @@ type reconnected struct {
 	err   error
 }
 
+// loop is one of the engine's loops: its connections, its streams, its epoll.
 type loop struct {
-	env     *probeEnv
-	b       *books
-	epfd    int
-	slots   []*slot
-	idle    ring[*slot] // connected, no transaction; FIFO so every connection gets work
-	dead    []*slot     // no connection, no transaction
-	queue   ring[arrival]
-	busy    int // slots in a transaction or connecting
-	conning int // reconnections in flight
-	recon   chan reconnected
-	events  []syscall.EpollEvent
-	pwait2  bool           // epoll_pwait2 works here
-	broken  error          // epoll failed: the probe stops
-	closing sync.WaitGroup // connections being closed off the loop's goroutine
-	depth   atomic.Int64   // waiting(), as the loop last saw it
+	env      *probeEnv
+	b        *books
+	eng      *loopEngine
+	own      []int // the scheduler's streams this loop issues
+	epfd     int
+	wakeR    int          // the read end of the loop's wake pipe, in its epoll
+	wakeW    int          // its write end: another loop moved arrivals to the lobby
+	woken    atomic.Bool  // a wake byte is in the pipe (or on its way)
+	room     atomic.Int32 // connections free to start an arrival (idle or dead), as the loop last saw
+	slots    []*slot
+	idle     ring[*slot] // connected, no transaction; FIFO so every connection gets work
+	dead     []*slot     // no connection, no transaction
+	queue    ring[arrival]
+	busy     int // slots in a transaction or connecting
+	conning  int // reconnections in flight
+	recon    chan reconnected
+	events   []syscall.EpollEvent
+	pwait2   bool           // epoll_pwait2 works here
+	broken   error          // epoll failed: the probe stops
+	closing  sync.WaitGroup // connections being closed off the loop's goroutine
+	depth    atomic.Int64   // arrivals in the loop's queue that find no idle connection
+	busyFrac float64        // the loop's thread CPU over its run's wall time, set at its end
 }
 
 // loopAvailable reports why the loop engine cannot run w on pool, or "" when it can.
@@ -137,45 +155,47 @@ func borrow(ctx context.Context, c *pgxpool.Conn) (int, map[string]int8, error) 
 	return fd, known, nil
 }
 
-// newLoop builds the loop over the workers' connections.
-func newLoop(ctx context.Context, env *probeEnv) (*loop, error) {
+// newLoop builds one loop of e over the connections of wks, issuing the streams own.
+func newLoop(ctx context.Context, e *loopEngine, wks []*worker, own []int) (*loop, error) {
+	env := e.env
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	lp := &loop{env: env, b: env.b, epfd: epfd, recon: make(chan reconnected, len(env.workers)),
-		events: make([]syscall.EpollEvent, 128), pwait2: !loopNoPwait2}
-	if _, e := epollWait(epfd, lp.events, 0, lp.pwait2); e != 0 {
-		lp.pwait2 = false
-		if _, e := epollWait(epfd, lp.events, 0, false); e != 0 {
-			syscall.Close(epfd)
-			return nil, os.NewSyscallError("epoll_pwait", e)
-		}
-	}
-	stmts := preparedStatements(env.script)
-	for i, wk := range env.workers {
-		fd, known, err := borrow(ctx, wk.conn)
-		if err != nil {
-			syscall.Close(epfd)
-			return nil, err
-		}
-		sl := &slot{idx: i, wk: wk, fd: -1, rbuf: make([]byte, 8192), wire: newWireConn(stmts)}
-		lp.slots = append(lp.slots, sl)
-		if err := lp.attach(sl, fd, known); err != nil {
-			syscall.Close(epfd)
-			return nil, err
-		}
-		lp.idle.push(sl)
+	lp := &loop{env: env, b: env.b, eng: e, own: own, epfd: epfd, wakeR: -1, wakeW: -1,
+		recon: make(chan reconnected, len(wks)), events: make([]syscall.EpollEvent, 128), pwait2: !loopNoPwait2}
+	if err := lp.build(ctx, wks); err != nil {
+		lp.close()
+		return nil, err
 	}
 	return lp, nil
 }
 
-func (lp *loop) name() result.Engine { return EngineLoop }
-func (lp *loop) oneCore() bool       { return true }
-
-// cut does nothing itself: the loop sees books.cut within loopMaxWait and cancels on its
-// own goroutine, which owns every connection.
-func (lp *loop) cut() {}
+func (lp *loop) build(ctx context.Context, wks []*worker) error {
+	if _, e := epollWait(lp.epfd, lp.events, 0, lp.pwait2); e != 0 {
+		lp.pwait2 = false
+		if _, e := epollWait(lp.epfd, lp.events, 0, false); e != 0 {
+			return os.NewSyscallError("epoll_pwait", e)
+		}
+	}
+	if err := lp.openWake(); err != nil {
+		return err
+	}
+	stmts := preparedStatements(lp.env.script)
+	for i, wk := range wks {
+		fd, known, err := borrow(ctx, wk.conn)
+		if err != nil {
+			return err
+		}
+		sl := &slot{idx: i, wk: wk, fd: -1, rbuf: make([]byte, 8192), wire: newWireConn(stmts)}
+		lp.slots = append(lp.slots, sl)
+		if err := lp.attach(sl, fd, known); err != nil {
+			return err
+		}
+		lp.idle.push(sl)
+	}
+	return nil
+}
 
 // attach registers fd as sl's socket; known is what the loop prepared on it before.
 func (lp *loop) attach(sl *slot, fd int, known map[string]int8) error {
@@ -184,14 +204,27 @@ func (lp *loop) attach(sl *slot, fd int, known map[string]int8) error {
 		return os.NewSyscallError("epoll_ctl", err)
 	}
 	sl.fd, sl.rn, sl.woff, sl.out = fd, 0, 0, false
+	sl.sess = &workload.Session{} // a socket without a pgx connection (the loops' tests)
+	if sl.wk.conn != nil {
+		sl.sess = workload.SessionOf(sl.wk.conn.Conn().PgConn())
+	}
 	sl.wire.attach(known)
 	return nil
 }
 
-// run is the loop: issue due arrivals, start transactions on idle connections, wait
-// for sockets, advance the transactions whose replies came.
+// run is one loop, on its own OS thread: issue due arrivals, start transactions on free
+// connections (taking from the lobby too), wait for sockets, advance the transactions
+// whose replies came. issued is called once the loop issues no more.
 func (lp *loop) run(s *scheduler, issued func()) {
-	b := lp.b
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b, e := lp.b, lp.eng
+	cpu0, wall0 := threadCPU(), time.Now()
+	defer func() {
+		if wall := time.Since(wall0); wall > 0 {
+			lp.busyFrac = (threadCPU() - cpu0).Seconds() / wall.Seconds()
+		}
+	}()
 	defer lp.shutdown()
 	issuing := true
 	defer func() {
@@ -199,10 +232,11 @@ func (lp *loop) run(s *scheduler, issued func()) {
 			issued()
 		}
 	}()
+	yielded := time.Now()
 	for {
 		next := time.Duration(math.MaxInt64)
 		if issuing {
-			next, issuing = s.due()
+			next, issuing = s.due(lp.own, lp.offer)
 			if !issuing {
 				issued()
 			}
@@ -214,16 +248,27 @@ func (lp *loop) run(s *scheduler, issued func()) {
 		lp.reconnects()
 		lp.dispatch()
 		lp.depth.Store(int64(lp.waitingNow()))
-		if !issuing && lp.busy == 0 && lp.queue.len() == 0 {
+		if !issuing && lp.busy == 0 && lp.queue.len() == 0 && e.issuing.Load() == 0 && e.lobby.len() == 0 {
+			lp.room.Store(0) // nobody wakes a loop that has ended
 			return
 		}
 		wait := loopMaxWait
 		if issuing {
 			wait = min(wait, next-time.Since(b.start))
 		}
-		if lp.queue.len() > 0 && lp.idle.len() == 0 {
+		if lp.idle.len() == 0 {
 			// The front arrival is rejected when it has waited out the pool wait.
-			wait = min(wait, b.deadline(lp.queue.front())-time.Since(b.start)+time.Microsecond)
+			if lp.queue.len() > 0 {
+				wait = min(wait, b.deadline(lp.queue.front())-time.Since(b.start)+time.Microsecond)
+			}
+			if at, ok := e.lobby.front(); ok {
+				wait = min(wait, b.deadline(arrival{at})-time.Since(b.start)+time.Microsecond)
+			}
+		}
+		room := lp.idle.len() + len(lp.dead)
+		lp.room.Store(int32(room))
+		if room > 0 && e.lobby.len() > 0 {
+			wait = 0 // moved there after dispatch looked (the lobby's pusher may have missed room)
 		}
 		lp.poll(max(wait, 0))
 		if lp.broken != nil {
@@ -231,38 +276,56 @@ func (lp *loop) run(s *scheduler, issued func()) {
 			lp.cancel()
 			return
 		}
-		runtime.Gosched() // timers and the rest of the process
+		if now := time.Now(); now.Sub(yielded) >= loopMaxWait {
+			runtime.Gosched() // timers and the rest of the process
+			yielded = now
+		}
 	}
 }
 
-// offer queues an arrival for the loop (from its own goroutine, in scheduler.due).
+// offer queues an arrival for the loop (from its own goroutine, in scheduler.due). The
+// bound on waiting arrivals is the pool's: this loop's queue and the lobby together.
 func (lp *loop) offer(a arrival) (int, bool) {
-	if lp.queue.len() >= lp.env.qcap {
-		return lp.waitingNow(), false
+	if lp.queue.len()+lp.eng.lobby.len() >= lp.env.qcap {
+		return lp.waitingNow() + lp.eng.lobby.len(), false
 	}
 	lp.queue.push(a)
-	return lp.waitingNow(), true
+	return lp.waitingNow() + lp.eng.lobby.len(), true
 }
 
-// waitingNow is how many queued arrivals find no idle connection, from the loop's goroutine.
+// waitingNow is how many of the loop's queued arrivals find no idle connection, from the
+// loop's goroutine.
 func (lp *loop) waitingNow() int { return max(0, lp.queue.len()-lp.idle.len()) }
 
-func (lp *loop) waiting() int { return int(lp.depth.Load()) }
+// next takes the earliest waiting arrival: the front of the loop's queue or of the lobby.
+func (lp *loop) next() (arrival, bool) {
+	if lp.eng.lobby.len() > 0 {
+		limit := time.Duration(math.MaxInt64)
+		if lp.queue.len() > 0 {
+			limit = lp.queue.front().at
+		}
+		if a, ok := lp.eng.lobby.popBefore(limit); ok {
+			return a, true
+		}
+	}
+	if lp.queue.len() > 0 {
+		return lp.queue.pop(), true
+	}
+	return arrival{}, false
+}
 
-// dispatch starts queued arrivals on idle connections, rejects those that waited out
-// the pool wait, and reconnects lost connections for arrivals that need one.
+// dispatch starts waiting arrivals (the loop's and the lobby's, earliest first) on free
+// connections, rejects those that waited out the pool wait, reconnects lost connections
+// for arrivals that need one, and moves what still waits to the lobby, for any loop with
+// a free connection.
 func (lp *loop) dispatch() {
 	b := lp.b
-	for lp.queue.len() > 0 {
-		now := time.Now()
-		if lp.idle.len() == 0 && len(lp.dead) == 0 {
-			if !b.expired(lp.queue.front(), now) {
-				return
-			}
-			b.reject(lp.queue.pop())
-			continue
+	for lp.idle.len() > 0 || len(lp.dead) > 0 {
+		a, ok := lp.next()
+		if !ok {
+			break
 		}
-		a := lp.queue.pop()
+		now := time.Now()
 		wait, ok := b.admit(a, now)
 		if !ok {
 			continue
@@ -284,6 +347,17 @@ func (lp *loop) dispatch() {
 		sl.state = slotConnecting
 		lp.conning++
 		go lp.reconnect(sl)
+	}
+	if lp.idle.len() > 0 || len(lp.dead) > 0 {
+		return // nothing waits
+	}
+	now := time.Now()
+	for lp.queue.len() > 0 && b.expired(lp.queue.front(), now) {
+		b.reject(lp.queue.pop())
+	}
+	lp.eng.lobby.expire(b, now)
+	if lp.queue.len() > 0 && len(lp.eng.loops) > 1 {
+		lp.eng.handOff(lp)
 	}
 }
 
@@ -349,6 +423,10 @@ func (lp *loop) poll(d time.Duration) {
 		return
 	}
 	for _, ev := range lp.events[:n] {
+		if ev.Fd == wakeEvent {
+			lp.drainWake()
+			continue
+		}
 		sl := lp.slots[ev.Fd]
 		if sl.fd < 0 {
 			continue
@@ -362,10 +440,16 @@ func (lp *loop) poll(d time.Duration) {
 	}
 }
 
-// begin starts sl's transaction (again, with the same values, on a retry): BEGIN.
+// begin starts sl's transaction (again, with the same values, on a retry): its first
+// round trip (BEGIN with SET LOCAL, or an autocommit script's statement).
 func (lp *loop) begin(sl *slot) {
 	sl.wire.out, sl.woff = sl.wire.out[:0], 0
-	if err := sl.wire.send(sl.wk.job.txn.Begin()); err != nil {
+	op := sl.wk.job.txn.Begin(sl.sess)
+	if op.Kind == workload.OpDone { // failed before sending anything
+		lp.finish(sl)
+		return
+	}
+	if err := sl.wire.send(op); err != nil {
 		lp.lost(sl, err)
 		return
 	}
@@ -544,6 +628,7 @@ func (lp *loop) cancel() {
 	for lp.queue.len() > 0 {
 		b.reject(lp.queue.pop())
 	}
+	lp.eng.lobby.expire(b, time.Now()) // books.cut is set: every arrival there expired
 }
 
 // shutdown waits for reconnections in flight and gives every connection back to the pool.
@@ -567,5 +652,5 @@ func (lp *loop) shutdown() {
 		sl.wk.release()
 	}
 	lp.closing.Wait()
-	syscall.Close(lp.epfd)
+	lp.close()
 }

@@ -13,20 +13,21 @@ import (
 	"github.com/pgceiling/pgceiling/result"
 )
 
-// loop is the event-loop engine, Linux only (see loop_linux.go).
-type loop struct{}
+// loopEngine is the event-loop engine, Linux only (see loop_linux.go).
+type loopEngine struct{}
 
 func loopAvailable(*pgxpool.Pool, workload.Workload) string { return "it runs on Linux only" }
 
 func socketFD(*pgxpool.Conn) (int, bool) { return 0, false }
 
-func newLoop(context.Context, *probeEnv) (*loop, error) {
+func newLoopEngine(context.Context, *probeEnv) (*loopEngine, error) {
 	return nil, errors.New("it runs on Linux only")
 }
 
-func (*loop) name() result.Engine       { return EngineLoop }
-func (*loop) oneCore() bool             { return true }
-func (*loop) run(*scheduler, func())    {}
-func (*loop) offer(arrival) (int, bool) { return 0, false }
-func (*loop) waiting() int              { return 0 }
-func (*loop) cut()                      {}
+func (*loopEngine) name() result.Engine       { return EngineLoop }
+func (*loopEngine) cores() int                { return 1 }
+func (*loopEngine) run(*scheduler, func())    {}
+func (*loopEngine) offer(arrival) (int, bool) { return 0, false }
+func (*loopEngine) waiting() int              { return 0 }
+func (*loopEngine) cut()                      {}
+func (*loopEngine) busy() []float64           { return nil }

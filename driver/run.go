@@ -53,20 +53,30 @@ type Config struct {
 	// wait runs from the intended time), so a lag well inside the pool wait does not hide
 	// server trouble; a lag near it means the driver, not the server, rejected arrivals.
 	LagBound time.Duration
-	// Threads is how many cores (GOMAXPROCS) the probe's Go code may use. 0 (auto) starts
-	// on one, like pgbench's default single thread, and doubles after each second in which
-	// the process used more than 75 % of the cores it has, up to the GOMAXPROCS the probe
-	// found; n > 0 fixes it at n. One core is the cheapest way to drive a server: with
-	// more, the runtime wakes idle threads for every reply. The setting is restored at
-	// the end of the probe.
+	// Threads is how many cores (GOMAXPROCS) the probe's Go code may use. With the loop
+	// engine it is the number of loops (at most Conns), each on its own thread and core,
+	// and 0 means one. With the pgx engine 0 (auto) starts on one, like pgbench's default
+	// single thread, and doubles after each second in which the process used more than
+	// 75 % of the cores it has, up to the GOMAXPROCS the probe found; n > 0 fixes it at
+	// n. One core is the cheapest way to drive a server: with more, the runtime wakes idle
+	// threads for every reply. The setting is restored at the end of the probe.
 	Threads int
 	// Engine is how the probe drives its connections: "loop" (one goroutine, epoll, the
 	// wire protocol spoken directly over prepared statements: pgbench's design and the
 	// cheapest on client CPU), "pgx" (a goroutine per connection through pgx: every
 	// --exec-mode, TLS, and as many cores as GOMAXPROCS) or "" / "auto": loop when it can
 	// run (a script workload, exec mode cache_statement, plain TCP or Unix sockets on
-	// Linux), else pgx. The loop runs on one core: an auto Threads stays at 1.
+	// Linux), else pgx. Each loop runs on one core: Threads loops (one when auto).
 	Engine result.Engine
+
+	// CopyBatch and CopyWait are the copy engine's batches, for a workload whose arrivals
+	// are rows (workload.Copier): a batch closes at CopyBatch rows or when its oldest row
+	// has waited CopyWait since its intended time, whichever comes first (batch.go).
+	// Zero takes DefaultCopyBatch and DefaultCopyWait; a negative CopyWait is no wait (a
+	// batch of what has arrived starts whenever a connection is free). CopyWait must be
+	// below PoolWait, or rows would expire waiting for their batch.
+	CopyBatch int
+	CopyWait  time.Duration
 
 	// SyncCommit is recorded in the result ("on"/"off"); the workload applies it.
 	SyncCommit result.SyncCommit
@@ -84,6 +94,16 @@ type Config struct {
 	OnSummary func(s result.Second, latency, queueWait *hdrhistogram.Histogram)
 	// CountRows counts a pgceiling table's rows for the row check; default count(*).
 	CountRows func(ctx context.Context, table string) (int64, error)
+
+	// StartAt, when set, is the instant the probe's clock starts (its first arrival's
+	// origin): the probe connects first, then waits for it, so several processes can start
+	// one probe together (package fleet). An instant already past starts the probe at once.
+	StartAt time.Time
+	// OnHistograms, if set, is called once the books are closed with the measured window's
+	// merged latency, service-time and queue-wait histograms (µs), which the driver no
+	// longer uses: the callee may keep them. Several processes' probes merge exactly
+	// through them (package fleet).
+	OnHistograms func(latency, service, queueWait *hdrhistogram.Histogram)
 }
 
 // Engines (Config.Engine).
@@ -118,11 +138,18 @@ func (c Config) withDefaults() Config {
 	if c.Streams == 0 {
 		c.Streams = autoStreams(c.Rate)
 	}
+	c.Streams = streamsFor(c.Streams, c.loops()) // every loop owns Streams/loops of them
 	if c.Drain == 0 {
 		c.Drain = c.PoolWait + 5*time.Second
 	}
 	if c.GoneAfter == 0 {
 		c.GoneAfter = 5 * time.Second
+	}
+	if c.CopyBatch == 0 {
+		c.CopyBatch = DefaultCopyBatch
+	}
+	if c.CopyWait == 0 {
+		c.CopyWait = DefaultCopyWait
 	}
 	if c.LagBound == 0 {
 		c.LagBound = max(c.PoolWait/10, 10*time.Millisecond)
@@ -171,8 +198,13 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 		count = func(ctx context.Context, table string) (int64, error) { return countRows(ctx, pool, table) }
 	}
 	p.Checks.Table = w.Table()
-	if p.Checks.RowsBefore, err = count(ctx, w.Table()); err != nil {
-		return nil, err
+	if rt, ok := w.(workload.RowsPerTxer); ok && rt.RowsPerTx() > 1 {
+		p.RowsPerTx = rt.RowsPerTx()
+	}
+	if p.Checks.Table != "" { // "": no row-per-transaction table (custom scripts): no row check
+		if p.Checks.RowsBefore, err = count(ctx, w.Table()); err != nil {
+			return nil, err
+		}
 	}
 	p.RowsAtStart = p.Checks.RowsBefore
 	snap, _ := w.(workload.Checker)
@@ -196,14 +228,32 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 		return nil, err
 	}
 	p.Engine = r.eng.name()
-	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.eng.oneCore()))
+	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.eng.cores()))
+	if wait := time.Until(cfg.StartAt); !cfg.StartAt.IsZero() && wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done(): // the probe then starts and stops at once, marked interrupted
+			t.Stop()
+		}
+	}
 	cpu0 := cpuTime()
 	p.StartedAt = time.Now().UTC()
 	r.run(ctx)
 	wall := time.Since(r.b.start)
 	p.ClientCPUSeconds = (cpuTime() - cpu0).Seconds()
 	p.DriverThreads = runtime.GOMAXPROCS(0)
+	if lb, ok := r.eng.(interface{ busy() []float64 }); ok {
+		p.LoopBusy = lb.busy()
+		p.Loops = len(p.LoopBusy)
+	}
 	r.fill(p)
+	if n := r.b.warm.committed.Load() + r.b.meas.committed.Load(); n > 0 {
+		p.ClientCPUPerTxMs = p.ClientCPUSeconds * 1000 / float64(n)
+	}
+	if ce, ok := r.eng.(*copyEngine); ok {
+		ce.fillResult(p)
+	}
 
 	// The checks use a context that survives an interruption: the books must be verified.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)

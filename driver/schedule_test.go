@@ -39,6 +39,12 @@ func arrivals(rate float64, k int, seed int64, n int) []float64 {
 	for i := range k {
 		ss = append(ss, newStream(rate/float64(k), seed, i))
 	}
+	return merged(ss, n)
+}
+
+// merged returns the first n intended offsets (seconds) of the streams ss merged in time
+// order, as a loop issues the streams it owns.
+func merged(ss []*stream, n int) []float64 {
 	out := make([]float64, 0, n)
 	for len(out) < n {
 		best := 0
@@ -80,6 +86,89 @@ func TestScheduleIsPoisson(t *testing.T) {
 		// At alpha = 0.01, 20 runs reject 0 or 1 by chance; more means the gaps are not exponential.
 		if rejected > 2 {
 			t.Errorf("%d streams: %d of %d seeded runs fail the KS test against Exp(%v)", k, rejected, runs, rate)
+		}
+	}
+}
+
+// gapsOf turns intended offsets into the gaps between them (the first from 0).
+func gapsOf(at []float64) []float64 {
+	gaps := make([]float64, len(at))
+	prev := 0.0
+	for i, a := range at {
+		gaps[i] = a - prev
+		prev = a
+	}
+	return gaps
+}
+
+// k loops split the probe's schedule: every stream belongs to exactly one loop, each loop's
+// own streams merged are a Poisson stream of rate/k (exponential gaps at rate/k), and all
+// the loops' arrivals merged are the probe's Poisson stream at rate.
+func TestLoopsSplitTheSchedule(t *testing.T) {
+	const rate, n, runs = 12000.0, 4000, 20 // 3 streams by default: 4 for 2 loops, 3 for 3
+	crit := 1.63 / math.Sqrt(n)             // KS at alpha = 0.01
+	for _, k := range []int{2, 3} {
+		cfg := Config{Rate: rate, Duration: time.Second, Threads: k}.withDefaults()
+		if cfg.loops() != k || cfg.Streams%k != 0 {
+			t.Fatalf("%d loops: loops() %d, streams %d: want k loops and a multiple of k streams", k, cfg.loops(), cfg.Streams)
+		}
+		owner := make([]int, cfg.Streams)
+		for i := range owner {
+			owner[i] = -1
+		}
+		for i := range k {
+			own := loopStreams(i, k, cfg.Streams)
+			if len(own) != cfg.Streams/k {
+				t.Errorf("%d loops: loop %d owns %d of %d streams, want an equal share", k, i, len(own), cfg.Streams)
+			}
+			for _, j := range own {
+				if owner[j] >= 0 {
+					t.Errorf("%d loops: stream %d owned by loops %d and %d", k, j, owner[j], i)
+				}
+				owner[j] = i
+			}
+		}
+		for j, o := range owner {
+			if o < 0 {
+				t.Errorf("%d loops: stream %d owned by no loop", k, j)
+			}
+		}
+		bad := make([]int, k+1) // per loop, and (index k) all merged
+		var spans [2]float64    // loop 0's and all's, for the rates
+		for seed := int64(1); seed <= runs; seed++ {
+			var all []*stream
+			for i := range k {
+				var ss []*stream
+				for _, j := range loopStreams(i, k, cfg.Streams) {
+					ss = append(ss, newStream(rate/float64(cfg.Streams), seed, j))
+				}
+				at := merged(ss, n)
+				if d := ksDistance(gapsOf(at), rate/float64(k)); d > crit {
+					bad[i]++
+				}
+				if i == 0 {
+					spans[0] += at[n-1]
+				}
+			}
+			for j := range cfg.Streams {
+				all = append(all, newStream(rate/float64(cfg.Streams), seed, j))
+			}
+			at := merged(all, n)
+			if d := ksDistance(gapsOf(at), rate); d > crit {
+				bad[k]++
+			}
+			spans[1] += at[n-1]
+		}
+		for i, b := range bad {
+			if b > 2 { // at alpha = 0.01, 20 runs reject 0 or 1 by chance
+				t.Errorf("%d loops, %s: %d of %d seeded runs fail the KS test", k, map[bool]string{true: "all merged", false: fmt.Sprintf("loop %d", i)}[i == k], b, runs)
+			}
+		}
+		if got := runs * n / spans[0]; math.Abs(got-rate/float64(k))/(rate/float64(k)) > 0.01 {
+			t.Errorf("%d loops: loop 0 issues %.1f/s, want %v/s within 1%%", k, got, rate/float64(k))
+		}
+		if got := runs * n / spans[1]; math.Abs(got-rate)/rate > 0.01 {
+			t.Errorf("%d loops: all loops issue %.1f/s, want %v/s within 1%%", k, got, rate)
 		}
 	}
 }

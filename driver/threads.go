@@ -27,9 +27,9 @@ type threads struct {
 }
 
 // start applies the setting (0 = auto) and returns the GOMAXPROCS to restore afterwards.
-// With fixed, auto means one P for the whole probe (the loop engine: one goroutine does
-// the work, and an idle second P would only be woken by the runtime's poller).
-func (t *threads) start(n int, fixed bool) int {
+// An engine that fixes its cores (fixed > 0: the loop engine, one P per loop, each loop's
+// goroutine doing all of its work) gets exactly those, whatever n says.
+func (t *threads) start(n, fixed int) int {
 	if t.set == nil {
 		t.set = runtime.GOMAXPROCS
 	}
@@ -40,7 +40,10 @@ func (t *threads) start(n int, fixed bool) int {
 		t.now = time.Now
 	}
 	prev := t.set(0)
-	t.auto, t.max = n == 0 && !fixed, max(prev, 1)
+	t.auto, t.max = n == 0 && fixed == 0, max(prev, 1)
+	if fixed > 0 {
+		n = fixed
+	}
 	if n == 0 {
 		n = 1
 	}
@@ -61,4 +64,21 @@ func (t *threads) tick() {
 	if n := t.set(0); n < t.max && wall > 0 && used.Seconds() > threadsGrowShare*float64(n)*wall.Seconds() {
 		t.set(min(2*n, t.max))
 	}
+}
+
+// loops is how many event loops the loop engine runs: Threads when it is set (each loop
+// needs a connection of its own, so at most Conns), else one.
+func (c Config) loops() int { return max(1, min(c.Threads, c.Conns)) }
+
+// streamsFor rounds a stream count up to a multiple of k, so k loops each own the same
+// number of streams and so the same share of the rate.
+func streamsFor(streams, k int) int { return (streams + k - 1) / k * k }
+
+// loopStreams is the streams loop i of k issues: i, i+k, i+2k, ... of streams.
+func loopStreams(i, k, streams int) []int {
+	var own []int
+	for j := i; j < streams; j += k {
+		own = append(own, j)
+	}
+	return own
 }

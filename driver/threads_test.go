@@ -27,7 +27,7 @@ func (f *fakeProcs) set(n int) int {
 func TestThreadsAuto(t *testing.T) {
 	f := &fakeProcs{n: 4}
 	th := f.threads()
-	if prev := th.start(0, false); prev != 4 || f.n != 1 {
+	if prev := th.start(0, 0); prev != 4 || f.n != 1 {
 		t.Fatalf("start(auto): restore %d, now %d; want restore 4, start on 1", prev, f.n)
 	}
 	// use passes one second in which the process used share cores.
@@ -58,7 +58,7 @@ func TestThreadsAuto(t *testing.T) {
 func TestThreadsFixed(t *testing.T) {
 	f := &fakeProcs{n: 2}
 	th := f.threads()
-	if prev := th.start(3, false); prev != 2 || f.n != 3 {
+	if prev := th.start(3, 0); prev != 2 || f.n != 3 {
 		t.Fatalf("start(3): restore %d, now %d; want restore 2, now 3", prev, f.n)
 	}
 	f.wall = f.wall.Add(time.Second)

@@ -53,7 +53,7 @@ func oltpScript(t testing.TB) workload.Script {
 // oltpReplies is a server's replies to one oltp transaction on a connection where its
 // statements are prepared and described.
 func oltpReplies(t testing.TB) []byte {
-	return encode(t, cc("BEGIN"), rfq('T'), cc("SET"), rfq('T'),
+	return encode(t, cc("BEGIN"), cc("SET"), rfq('T'),
 		&pgproto3.BindComplete{}, row("100.00", "active"), cc("SELECT 1"), rfq('T'),
 		&pgproto3.BindComplete{}, row("3"), cc("SELECT 1"), rfq('T'),
 		&pgproto3.BindComplete{}, row("123456"), cc("INSERT 0 1"), rfq('T'),
@@ -87,7 +87,7 @@ func TestWireTransactionAllocatesNothing(t *testing.T) {
 	n := testing.AllocsPerRun(200, func() {
 		c.out = c.out[:0]
 		tx.Start(s, rng)
-		if err := c.send(tx.Begin()); err != nil {
+		if err := c.send(tx.Begin(nil)); err != nil {
 			t.Fatal(err)
 		}
 		n, done, err := c.receive(in, &tx)
@@ -113,19 +113,19 @@ func TestWireFirstUse(t *testing.T) {
 	c.attach(known)
 	var tx workload.Txn
 	tx.Start(s, rand.New(rand.NewPCG(1, 2)))
-	if err := c.send(tx.Begin()); err != nil {
+	if err := c.send(tx.Begin(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if want := encode(t, &pgproto3.Query{String: "BEGIN"}); !bytes.Equal(c.out, want) {
+	// BEGIN and SET LOCAL: one simple query, one round trip.
+	if want := encode(t, &pgproto3.Query{String: "BEGIN; " + s.SetSync()}); !bytes.Equal(c.out, want) {
 		t.Fatalf("Begin sent %q, want %q", c.out, want)
 	}
 	c.out = c.out[:0]
-	if _, done, err := c.receive(encode(t, cc("BEGIN"), rfq('T'), cc("SET"), rfq('T')), &tx); done || err != nil {
-		t.Fatalf("after SET: done %v, %v", done, err)
+	if _, done, err := c.receive(encode(t, cc("BEGIN"), cc("SET"), rfq('T')), &tx); done || err != nil {
+		t.Fatalf("after BEGIN and SET: done %v, %v", done, err)
 	}
-	// BEGIN's reply sent the SET; SET's reply sent the first step.
-	set := encode(t, &pgproto3.Query{String: s.SetSync()})
-	step := c.out[len(set):]
+	// Their reply sent the first step.
+	step := c.out
 	st := c.stmts[0]
 	var args [][]byte
 	for _, a := range tx.Tx.Args(workload.Int(tx.Tx.V[0])) {
@@ -134,8 +134,8 @@ func TestWireFirstUse(t *testing.T) {
 	want := encode(t, &pgproto3.Parse{Name: st.name, Query: st.sql},
 		&pgproto3.Bind{PreparedStatement: st.name, Parameters: args},
 		&pgproto3.Describe{ObjectType: 'P'}, &pgproto3.Execute{}, &pgproto3.Sync{})
-	if !bytes.Equal(c.out[:len(set)], set) || !bytes.Equal(step, want) {
-		t.Fatalf("sent %q\nwant %q then %q", c.out, set, want)
+	if !bytes.Equal(step, want) {
+		t.Fatalf("sent %q\nwant %q", c.out, want)
 	}
 	c.out = c.out[:0]
 	_, done, err := c.receive(encode(t, &pgproto3.ParseComplete{}, &pgproto3.BindComplete{},
@@ -156,9 +156,9 @@ func TestWireFailureRollsBack(t *testing.T) {
 	c.attach(preparedAll(c.stmts))
 	var tx workload.Txn
 	tx.Start(s, rand.New(rand.NewPCG(1, 2)))
-	_ = c.send(tx.Begin())
+	_ = c.send(tx.Begin(nil))
 	c.out = c.out[:0]
-	in := encode(t, cc("BEGIN"), rfq('T'), cc("SET"), rfq('T'),
+	in := encode(t, cc("BEGIN"), cc("SET"), rfq('T'),
 		&pgproto3.ErrorResponse{Severity: "ERROR", Code: "40001", Message: "could not serialize access"}, rfq('E'))
 	_, done, err := c.receive(in, &tx)
 	if done || err != nil || !bytes.HasSuffix(c.out, encode(t, &pgproto3.Query{String: "ROLLBACK"})) {
@@ -172,10 +172,66 @@ func TestWireFailureRollsBack(t *testing.T) {
 	}
 	// A connection lost mid-statement ends the transaction, to be closed.
 	tx.Start(s, rand.New(rand.NewPCG(1, 2)))
-	_ = c.send(tx.Begin())
+	_ = c.send(tx.Begin(nil))
 	c.lost(&tx, errors.New("eof"))
 	if tx.Err() == nil || !tx.CloseConn() {
 		t.Errorf("lost: outcome %v, close %v; want a failure and a closed connection", tx.Err(), tx.CloseConn())
+	}
+}
+
+func insertScript(t testing.TB, batch int) workload.Script {
+	t.Helper()
+	p := workload.DefaultParams()
+	p.Batch = batch
+	w, err := workload.New("insert", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.(workload.Script)
+}
+
+// insert runs in autocommit: the session's SET synchronous_commit once per connection,
+// then one round trip per transaction, the INSERT alone; a failure leaves the connection
+// idle, with nothing to roll back.
+func TestWireAutocommit(t *testing.T) {
+	s := insertScript(t, 3)
+	c := newWireConn(preparedStatements(s))
+	c.attach(preparedAll(nil))
+	sess := &workload.Session{}
+	var tx workload.Txn
+	tx.Start(s, rand.New(rand.NewPCG(1, 2)))
+	if err := c.send(tx.Begin(sess)); err != nil {
+		t.Fatal(err)
+	}
+	if want := encode(t, &pgproto3.Query{String: "SET synchronous_commit TO on"}); !bytes.Equal(c.out, want) {
+		t.Fatalf("first transaction on the connection sent %q, want %q", c.out, want)
+	}
+	c.out = c.out[:0]
+	if _, done, err := c.receive(encode(t, cc("SET"), rfq('I')), &tx); done || err != nil || len(c.out) == 0 || c.out[0] != 'P' {
+		t.Fatalf("after the SET: done %v, %v, sent %q; want the INSERT's Parse", done, err, c.out)
+	}
+	if got := bytes.Count(c.out, []byte("::uuid")); got != 3 {
+		t.Errorf("the INSERT has %d rows, want the batch's 3", got)
+	}
+	insertOK := encode(t, &pgproto3.ParseComplete{}, &pgproto3.BindComplete{}, &pgproto3.NoData{}, cc("INSERT 0 3"), rfq('I'))
+	if _, done, err := c.receive(insertOK, &tx); !done || err != nil || tx.Err() != nil {
+		t.Fatalf("after the INSERT: done %v, %v, outcome %v; want committed", done, err, tx.Err())
+	}
+	// The next transaction on the connection: the INSERT alone, prepared already.
+	c.out = c.out[:0]
+	tx.Start(s, rand.New(rand.NewPCG(1, 2)))
+	if err := c.send(tx.Begin(sess)); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.out) == 0 || c.out[0] != 'B' || bytes.Contains(c.out, []byte("synchronous_commit")) {
+		t.Fatalf("second transaction sent %q, want only the INSERT's Bind/Execute/Sync", c.out)
+	}
+	c.out = c.out[:0]
+	dup := encode(t, &pgproto3.BindComplete{}, &pgproto3.ErrorResponse{Severity: "ERROR", Code: "23505", Message: "duplicate key"}, rfq('I'))
+	_, done, err := c.receive(dup, &tx)
+	if !done || err != nil || len(c.out) != 0 || Classify(tx.Err()) != result.Other || tx.CloseConn() {
+		t.Errorf("failed INSERT: done %v, %v, sent %q, outcome %v, close %v; want done with nothing sent (no ROLLBACK), connection kept",
+			done, err, c.out, tx.Err(), tx.CloseConn())
 	}
 }
 
@@ -184,9 +240,9 @@ func TestWireFailureRollsBack(t *testing.T) {
 // were given, and a transaction they end has an outcome.
 func FuzzWireReceive(f *testing.F) {
 	f.Add(oltpReplies(f))
-	f.Add(encode(f, cc("BEGIN"), rfq('T'), cc("SET"), rfq('T'),
+	f.Add(encode(f, cc("BEGIN"), cc("SET"), rfq('T'),
 		&pgproto3.ErrorResponse{Severity: "ERROR", Code: "40P01", Message: "deadlock detected"}, rfq('E'), cc("ROLLBACK"), rfq('I')))
-	f.Add(encode(f, cc("BEGIN"), rfq('T'), cc("SET"), rfq('T'), &pgproto3.ParseComplete{}, &pgproto3.BindComplete{},
+	f.Add(encode(f, cc("BEGIN"), cc("SET"), rfq('T'), &pgproto3.ParseComplete{}, &pgproto3.BindComplete{},
 		&pgproto3.RowDescription{Fields: []pgproto3.FieldDescription{{Name: []byte("n"), DataTypeOID: 20}}},
 		&pgproto3.DataRow{Values: [][]byte{nil}}, cc("SELECT 1"), rfq('T'), cc("COMMIT"), rfq('E')))
 	s := oltpScript(f)
@@ -196,7 +252,7 @@ func FuzzWireReceive(f *testing.F) {
 		c.attach(map[string]int8{})
 		var tx workload.Txn
 		tx.Start(s, rand.New(rand.NewPCG(1, 2)))
-		if err := c.send(tx.Begin()); err != nil {
+		if err := c.send(tx.Begin(nil)); err != nil {
 			t.Fatal(err)
 		}
 		for len(in) > 0 {
@@ -229,7 +285,7 @@ func BenchmarkWireTransaction(b *testing.B) {
 	for b.Loop() {
 		c.out = c.out[:0]
 		tx.Start(s, rng)
-		_ = c.send(tx.Begin())
+		_ = c.send(tx.Begin(nil))
 		if _, done, err := c.receive(in, &tx); !done || err != nil {
 			b.Fatal(done, err)
 		}

@@ -232,9 +232,9 @@ func SweepBottleneck(s *result.Sweep) (line string, rate float64) {
 			knee = p
 		}
 	}
-	p, where := above, "above the knee, at %s tx/s: %s"
+	p, where := above, "above the knee, at %s %s: %s"
 	if p == nil {
-		p, where = knee, "at the knee, %s tx/s: %s"
+		p, where = knee, "at the knee, %s %s: %s"
 	}
 	if p == nil {
 		return "", 0
@@ -243,7 +243,7 @@ func SweepBottleneck(s *result.Sweep) (line string, rate float64) {
 	if line == "" {
 		line = Bottleneck(p.Observation, p)
 	}
-	return fmt.Sprintf(where, rateText(p.TargetRate), line), p.TargetRate
+	return fmt.Sprintf(where, rateText(p.TargetRate), result.RateUnit(s.Workload), line), p.TargetRate
 }
 
 // rateText formats a rate in transactions per second with thousands separators: whole

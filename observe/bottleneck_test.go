@@ -116,6 +116,9 @@ func TestSweepBottleneck(t *testing.T) {
 		{"fractional low rate", result.Sweep{Knee: 12.5, Probes: []result.Probe{
 			{TargetRate: 12.5, Verdict: result.Pass, Observation: obs("x")},
 		}}, "at the knee, 12.5 tx/s: x", 12.5},
+		{"copy's rates are rows/s", result.Sweep{Workload: "copy", Knee: 90000, Probes: []result.Probe{
+			{TargetRate: 90000, Verdict: result.Pass, Observation: obs("knee")},
+		}}, "at the knee, 90,000 rows/s: knee", 90000},
 		{"nothing observed", result.Sweep{Knee: 10, Probes: []result.Probe{{TargetRate: 10, Verdict: result.Pass}}}, "", 0},
 	} {
 		got, rate := SweepBottleneck(&tc.s)

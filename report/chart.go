@@ -447,7 +447,8 @@ func byRate(s *result.Sweep) []*result.Probe {
 // achievedChart: achieved against offered rate, the y=x diagonal, failures crossed, the
 // knee ringed (with its interval as a horizontal error bar when it has one); every sweep of the workload (sync on and off) on one plot.
 func achievedChart(workload string, sweeps []*result.Sweep) (Chart, error) {
-	p := newPlot(workload+": achieved vs offered rate", "offered rate (tx/s)", "achieved rate (tx/s)")
+	u := result.RateUnit(workload)
+	p := newPlot(workload+": achieved vs offered rate", "offered rate ("+u+")", "achieved rate ("+u+")")
 	p.X.Tick.Marker, p.Y.Tick.Marker = rateTicks{}, rateTicks{}
 	minRate, maxRate := math.Inf(1), 0.0
 	for _, s := range sweeps {
@@ -497,7 +498,7 @@ func achievedChart(workload string, sweeps []*result.Sweep) (Chart, error) {
 				p.Add(bar)
 				minRate, maxRate = min(minRate, iv.Lo), max(maxRate, iv.Hi)
 			}
-			if err := markKnee(p, knees, at, col, fmt.Sprintf("knee sync=%s: %s", s.SyncCommit, kneeWithInterval(s, " tx/s"))); err != nil {
+			if err := markKnee(p, knees, at, col, fmt.Sprintf("knee sync=%s: %s", s.SyncCommit, kneeWithInterval(s, unit(s.Workload)))); err != nil {
 				return Chart{}, fmt.Errorf("chart achieved %s: %w", workload, err)
 			}
 		}
@@ -577,7 +578,7 @@ func refLine(p *plot.Plot, y float64, col color.Color, name string) {
 // failed probes crossed, the knee ringed, the pool wait and the p99 SLO (when the
 // command set one) as reference lines.
 func latencyChart(workload string, sweeps []*result.Sweep, sloMs float64) (Chart, error) {
-	p := newPlot(workload+": latency vs offered rate (intended start to commit)", "offered rate (tx/s)", "latency (ms, log scale)")
+	p := newPlot(workload+": latency vs offered rate (intended start to commit)", "offered rate ("+result.RateUnit(workload)+")", "latency (ms, log scale)")
 	p.Y.Scale = plot.LogScale{}
 	p.X.Tick.Marker = rateTicks{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -652,8 +653,8 @@ func latencyChart(workload string, sweeps []*result.Sweep, sloMs float64) (Chart
 
 // timelineChart: a probe's per-second series, rates on top and p99 below, warm-up marked.
 func timelineChart(s *result.Sweep, pr *result.Probe, kind, label string) (Chart, error) {
-	title := fmt.Sprintf("%s: %s, %s tx/s offered (%s)", sweepName(s), label, rate(pr.TargetRate), orDash(string(pr.Verdict)))
-	top := newPlot(title, "", "per second (tx/s)")
+	title := fmt.Sprintf("%s: %s, %s%s offered (%s)", sweepName(s), label, rate(pr.TargetRate), unit(s.Workload), orDash(string(pr.Verdict)))
+	top := newPlot(title, "", "per second ("+result.RateUnit(s.Workload)+")")
 	bottom := newPlot("", "time since probe start (s)", "p99 latency (ms)")
 	top.Y.Tick.Marker = rateTicks{}
 	var offered, committed, errs, p99, queue plotter.XYs
@@ -790,7 +791,7 @@ func waitsChart(s *result.Sweep) (Chart, bool, error) {
 		}
 	}
 	title := sweepName(s) + ": wait events per probe (x = failed)"
-	p := newPlot(title, "offered rate (tx/s)", "share of active samples (%)")
+	p := newPlot(title, "offered rate ("+result.RateUnit(s.Workload)+")", "share of active samples (%)")
 	c := Chart{Name: slug("waits", s.Workload, "sync", string(s.SyncCommit)), Title: title,
 		Width: chartWidth, Height: chartHeight, series: map[string]color.Color{}}
 	width := vg.Points(math.Max(8, math.Min(40, 500/float64(len(probes)))))

@@ -130,11 +130,27 @@ func slope(st *result.Steady) string {
 func secs(v float64) string { return num(v, 1) + " s" }
 
 // KneeText is a sweep's knee as the summary prints it: "3,080 tx/s (2,950-3,190, 90 %)",
-// the interval only when the sweep has one. For the command's progress lines.
+// the interval only when the sweep has one; rows/s for copy; ", held 360.0 s" after a
+// hold step. For the command's progress lines.
 func KneeText(s result.Sweep) string {
-	k := kneeWithInterval(&s, " tx/s")
+	k := kneeWithInterval(&s, unit(s.Workload))
 	if s.Held && s.HoldS > 0 {
 		k += ", held " + secs(s.HoldS)
 	}
 	return k
+}
+
+// unit is a workload's rate unit after a space: " tx/s", or " rows/s" for copy, whose
+// arrivals are rows (result.RateUnit).
+func unit(workload string) string { return " " + result.RateUnit(workload) }
+
+// unitOfAll is the rate unit of a table of sweeps: "tx/s" when every workload's is, else
+// "/s", with a note saying what each workload counts.
+func unitOfAll(f *result.File) (string, []string) {
+	for i := range f.Sweeps {
+		if u := result.RateUnit(f.Sweeps[i].Workload); u != "tx/s" {
+			return "/s", []string{"rates are " + u + " for " + f.Sweeps[i].Workload + " (its arrivals are rows, batched into COPY), tx/s for the other workloads"}
+		}
+	}
+	return "tx/s", nil
 }

@@ -110,11 +110,11 @@ func warnings(f *result.File) []string {
 			}
 		}
 		if len(rates) > 0 {
-			add(fmt.Sprintf("%s: the client, not the server, was the limit at %s tx/s: those probes say nothing about the server", sweepName(&s), strings.Join(rates, ", ")))
+			add(fmt.Sprintf("%s: the client, not the server, was the limit at %s%s: those probes say nothing about the server", sweepName(&s), strings.Join(rates, ", "), unit(s.Workload)))
 		}
 		if len(stolen) > 0 {
-			add(fmt.Sprintf("%s: the hypervisor gave other guests at least %.0f %% of this machine's CPU during the failing probes at %s tx/s (steal): they were run again and are not counted; a knee measured on a machine with noisy neighbours is theirs too",
-				sweepName(&s), 100*result.StealLimit, strings.Join(stolen, ", ")))
+			add(fmt.Sprintf("%s: the hypervisor gave other guests at least %.0f %% of this machine's CPU during the failing probes at %s%s (steal): they were run again and are not counted; a knee measured on a machine with noisy neighbours is theirs too",
+				sweepName(&s), 100*result.StealLimit, strings.Join(stolen, ", "), unit(s.Workload)))
 		}
 	}
 	if fsyncOff {
@@ -223,7 +223,7 @@ func runTables(p *result.Probe) []table {
 	r.checks(p)
 	r.driver(p)
 	r.context(p)
-	kv := table{Title: fmt.Sprintf("Probe: %s sync=%s at %s tx/s", p.Workload, p.SyncCommit, rate(p.TargetRate)),
+	kv := table{Title: fmt.Sprintf("Probe: %s sync=%s at %s%s", p.Workload, p.SyncCommit, rate(p.TargetRate), unit(p.Workload)),
 		Header: []string{"figure", "value"}, Rows: r, Narrow: []narrowing{wrapCell, wrapCell}}
 	lat := table{Title: "Latency (ms)", Header: []string{"", "p50", "p90", "p99", "p99.9", "max", "mean"},
 		Narrow: []narrowing{wrapCell}}
@@ -243,14 +243,18 @@ func (r *figures) add(k, v string) { *r = append(*r, []string{k, v}) }
 
 // books adds the probe's books: what was offered and what became of it.
 func (r *figures) books(p *result.Probe) {
-	r.add("target rate", rate(p.TargetRate)+" tx/s")
+	r.add("target rate", rate(p.TargetRate)+unit(p.Workload))
 	r.add("measured window", fmt.Sprintf("%s s of %s s (warm-up %s s)", num(p.MeasuredS, 1), num(p.DurationS, 1), num(p.WarmupS, 1)))
 	r.add("scheduled", count(p.Scheduled))
 	r.add("committed", count(p.Committed))
 	r.add("failed", fmt.Sprintf("%s (%s)", count(p.Failed.Total()), classes(p.Failed)))
 	r.add("rejected (pool_timeout)", count(p.Rejected))
 	r.add("error rate", pct(p.ErrorRate()))
-	r.add("achieved", fmt.Sprintf("%s tx/s (%s committed in the window, %s more in the drain)", rate(p.AchievedRate), count(p.CommittedInWindow), count(p.DrainCommitted)))
+	r.add("achieved", fmt.Sprintf("%s%s (%s committed in the window, %s more in the drain)", rate(p.AchievedRate), unit(p.Workload), count(p.CommittedInWindow), count(p.DrainCommitted)))
+	if c := p.Copy; c != nil {
+		r.add("copy batches", fmt.Sprintf("%s batches/s, %s rows each on average, at most %s rows or %s ms of wait (closed full %s, by wait %s, at the end %s; failed %s)",
+			rate(c.BatchRate), num(c.MeanRows, 1), count(int64(c.MaxRows)), num(c.MaxWaitMs, 0), count(c.ByRows), count(c.ByWait), count(c.ByFlush), count(c.Failed)))
+	}
 	if p.Retries > 0 {
 		r.add("retries", count(p.Retries))
 	}
@@ -265,6 +269,9 @@ func (r *figures) checks(p *result.Probe) {
 	rowsLine := fmt.Sprintf("%s (%s gained %s rows, %s committed", rows, orDash(p.Checks.Table), count(p.Checks.RowDelta), count(p.Checks.CommittedTotal))
 	if p.Checks.Uncertain > 0 {
 		rowsLine += fmt.Sprintf(", %s cancelled mid-commit", count(p.Checks.Uncertain))
+	}
+	if p.Checks.Table == "" {
+		rowsLine = "not checked (custom script: no table gains one row per transaction"
 	}
 	r.add("check: rows", rowsLine+")")
 	bal := "not checked"
@@ -360,8 +367,9 @@ func (r *figures) context(p *result.Probe) {
 
 // sweepsTable puts the sweeps side by side, with the sync off/on knee ratios as notes.
 func sweepsTable(f *result.File) table {
-	t := table{Title: "Sweeps", Header: []string{"workload", "sync_commit", "knee tx/s", "bracket tx/s",
-		"achieved at knee", "p50 ms", "p99 ms", "errors at first failing rate", "probes", "probe-min", "bottleneck"}}
+	u, unitNote := unitOfAll(f)
+	t := table{Title: "Sweeps", Header: []string{"workload", "sync_commit", "knee " + u, "bracket " + u,
+		"achieved at knee", "p50 ms", "p99 ms", "errors at first failing rate", "probes", "probe-min", "bottleneck"}, Notes: unitNote}
 	for i := range f.Sweeps {
 		s := &f.Sweeps[i]
 		c := sweepCells(s)
@@ -381,9 +389,10 @@ func sweepsTable(f *result.File) table {
 // under it, per sweep, what does not fit a column: the knee's interval and how it was
 // made, the errors at the first failing rate and the bottleneck.
 func sweepsTableCompact(f *result.File) table {
-	t := table{Title: "Sweeps", Header: []string{"workload", "sync", "knee tx/s", "bracket tx/s",
+	u, unitNote := unitOfAll(f)
+	t := table{Title: "Sweeps", Header: []string{"workload", "sync", "knee " + u, "bracket " + u,
 		"achieved at knee", "p50 ms", "p99 ms", "probes", "probe min"},
-		Narrow: []narrowing{wrapCell, keepWhole, cutToNote, wrapCell}}
+		Narrow: []narrowing{wrapCell, keepWhole, cutToNote, wrapCell}, Notes: unitNote}
 	for i := range f.Sweeps {
 		s := &f.Sweeps[i]
 		c := sweepCells(s)
@@ -468,9 +477,9 @@ func bottleneckCell(s *result.Sweep) string {
 		return bn
 	}
 	if at > s.Knee {
-		return fmt.Sprintf("above the knee, at %s tx/s: %s", rate(at), bn)
+		return fmt.Sprintf("above the knee, at %s%s: %s", rate(at), unit(s.Workload), bn)
 	}
-	return fmt.Sprintf("at the knee, %s tx/s: %s", rate(at), bn)
+	return fmt.Sprintf("at the knee, %s%s: %s", rate(at), unit(s.Workload), bn)
 }
 
 // holdNote says what the hold step did: the knee held for its window, after how many
@@ -500,13 +509,13 @@ func holdNote(s *result.Sweep) string {
 func kneeNotes(s *result.Sweep) []string {
 	var notes []string
 	if iv := s.Interval; iv != nil && s.Knee > 0 {
-		n := fmt.Sprintf("%s: knee %s", sweepName(s), kneeWithInterval(s, " tx/s"))
+		n := fmt.Sprintf("%s: knee %s", sweepName(s), kneeWithInterval(s, unit(s.Workload)))
 		fit := orDash(iv.Method)
 		if iv.Probes > 0 {
 			fit += fmt.Sprintf(" of %d verdicts", iv.Probes)
 		}
 		if iv.Midpoint > 0 {
-			fit += ", 50 % pass at " + rate(iv.Midpoint) + " tx/s"
+			fit += ", 50 % pass at " + rate(iv.Midpoint) + unit(s.Workload)
 		}
 		n += "; " + fit
 		if s.Repeats > 0 {
@@ -556,7 +565,7 @@ func kneeRatios(f *result.File) []string {
 		if on != nil && off != nil && on.Lo > 0 && on.Hi > 0 {
 			ratio += fmt.Sprintf(" (%s-%s)", num(off.Lo/on.Hi, 2), num(off.Hi/on.Lo, 2))
 		}
-		notes = append(notes, fmt.Sprintf("%s: synchronous_commit off/on knee ratio %s, %s vs %s tx/s", w, ratio, rate(p.off.Knee), rate(p.on.Knee)))
+		notes = append(notes, fmt.Sprintf("%s: synchronous_commit off/on knee ratio %s, %s vs %s%s", w, ratio, rate(p.off.Knee), rate(p.on.Knee), unit(w)))
 	}
 	return notes
 }
@@ -565,7 +574,7 @@ func kneeRatios(f *result.File) []string {
 // column (the fraud check's reads, back-fill, restore, the steady rule, the wait that
 // grew) follows the table, one line per probe.
 func probesTable(s *result.Sweep) table {
-	t := table{Title: "Probes: " + sweepName(s), Header: []string{"#", "rate tx/s", "verdict", "achieved", "drain", "error %", "p99 ms", "cut by", "reason"}}
+	t := table{Title: "Probes: " + sweepName(s), Header: []string{"#", "rate" + unit(s.Workload), "verdict", "achieved", "drain", "error %", "p99 ms", "cut by", "reason"}}
 	for i := range s.Probes {
 		p := &s.Probes[i]
 		v := orDash(string(p.Verdict))
@@ -582,7 +591,7 @@ func probesTable(s *result.Sweep) table {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), rate(p.TargetRate), v, rate(p.AchievedRate),
 			count(p.DrainCommitted), pct(p.ErrorRate()), ms(p.Latency.P99), cutBy(p), orDash(reason)})
 		if d := probeDetails(p); len(d) > 0 {
-			t.Notes = append(t.Notes, fmt.Sprintf("#%d %s tx/s: %s", i+1, rate(p.TargetRate), strings.Join(d, "; ")))
+			t.Notes = append(t.Notes, fmt.Sprintf("#%d %s%s: %s", i+1, rate(p.TargetRate), unit(s.Workload), strings.Join(d, "; ")))
 		}
 	}
 	if s.Stop != "" {

@@ -180,6 +180,9 @@ type Probe struct {
 	DurationS   float64    `json:"duration_s"`    // the measured window asked for
 	MeasuredS   float64    `json:"measured_s"`    // the measured window actually run (shorter when cut)
 	RowsAtStart int64      `json:"rows_at_start"` // rows in the workload's table when the probe began
+	// RowsPerTx is the rows each committed transaction adds to checks.table (insert
+	// --batch N: N; rows/s = achieved_rate x RowsPerTx); absent means 1.
+	RowsPerTx int `json:"rows_per_tx,omitempty"`
 
 	// Books for arrivals whose intended time falls in the measured window:
 	// Scheduled == Committed + Failed.Total() + Rejected.
@@ -229,6 +232,14 @@ type Probe struct {
 
 	Observation *Observation `json:"observation,omitempty"`
 
+	// Loops is how many event loops the loop engine ran (one per core, each on its own
+	// thread); LoopBusy is each loop's thread CPU time over its wall time (1 = a core).
+	Loops    int       `json:"loops,omitempty"`
+	LoopBusy []float64 `json:"loop_busy,omitempty"`
+	// ClientCPUPerTxMs is ClientCPUSeconds over every commit of the probe, warm-up and
+	// drain included (the CPU time covers them too), in ms.
+	ClientCPUPerTxMs float64 `json:"client_cpu_per_tx_ms,omitempty"`
+
 	// FraudCheck is what oltp's fraud check read (nil for other workloads).
 	FraudCheck *CheckRead `json:"fraud_check,omitempty"`
 	// Backfill is the recent history written before the probe (nil when none was).
@@ -238,6 +249,10 @@ type Probe struct {
 	Restore *Restore `json:"restore,omitempty"`
 	// Steady is the steady-state rule's figures for this probe (nil when not judged).
 	Steady *Steady `json:"steady,omitempty"`
+	// Copy is how the copy workload's rows were batched (nil for other workloads).
+	Copy *CopyBatches `json:"copy,omitempty"`
+	// Fleet is how several driver processes (--drivers) made this probe (nil: one did).
+	Fleet *Fleet `json:"fleet,omitempty"`
 
 	// Set by the search.
 	Verdict Verdict `json:"verdict,omitempty"`
@@ -291,6 +306,35 @@ type Restore struct {
 	EventsRows        int64    `json:"events_deleted"`
 	WalletsRestored   int64    `json:"wallets_restored"`
 	VacuumedRelations []string `json:"vacuumed"`
+}
+
+// Fleet is a probe offered by several driver processes (--drivers N) and merged by the
+// leader: each driver's share, its clock against the server's, and who was missing.
+type Fleet struct {
+	Drivers int `json:"drivers"` // processes planned, the leader included
+	// MaxSkewMs is the largest clock offset of a driver against the server's clock.
+	MaxSkewMs float64     `json:"max_skew_ms"`
+	Parts     []FleetPart `json:"parts"`
+	// Missing lists the drivers whose results never arrived (the probe is then a fault).
+	Missing []int `json:"missing,omitempty"`
+}
+
+// FleetPart is one driver's share of a fleet probe.
+type FleetPart struct {
+	Driver       int     `json:"driver"` // 0 is the leader
+	Host         string  `json:"host,omitempty"`
+	SkewMs       float64 `json:"skew_ms"`       // the server's clock minus the driver's
+	RTTMs        float64 `json:"rtt_ms"`        // the round trip of the skew's best sample (the skew is known to half of it)
+	LateMs       float64 `json:"late_ms"`       // how late its probe started after the planned instant
+	TargetRate   float64 `json:"target_rate"`   // its share of the offered rate
+	AchievedRate float64 `json:"achieved_rate"` // its commits in its measured window, per second
+	Scheduled    int64   `json:"scheduled"`
+	Committed    int64   `json:"committed"`
+	Failed       int64   `json:"failed"` // failed and rejected
+	ClientCPUS   float64 `json:"client_cpu_s"`
+	Engine       Engine  `json:"engine,omitempty"`
+	CutReason    string  `json:"cut_reason,omitempty"`
+	Error        string  `json:"error,omitempty"`
 }
 
 // Steady is the steady-state rule's reading of a probe's per-second series: the trend of
@@ -461,13 +505,14 @@ type File struct {
 	// time and a short random or content hash (RunIDFor), set by NewFile, and derived by
 	// Decode and Write for a file that has none.
 	RunID       string            `json:"run_id,omitempty"`
-	Command     string            `json:"command"`      // run or search
+	Command     string            `json:"command"`      // run, search or claim
 	CommandLine []string          `json:"command_line"` // passwords redacted
 	Config      map[string]string `json:"config"`       // every flag's value, passwords redacted
 	StartedAt   time.Time         `json:"started_at"`
 	FinishedAt  time.Time         `json:"finished_at"`
 	Server      *Disclosure       `json:"server,omitempty"`
 	Sweeps      []Sweep           `json:"sweeps"`
+	Claim       *Claim            `json:"claim,omitempty"` // claim's verdicts
 	Interrupted bool              `json:"interrupted,omitempty"`
 	Error       string            `json:"error,omitempty"`
 	Warnings    []string          `json:"warnings,omitempty"`

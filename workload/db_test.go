@@ -323,7 +323,8 @@ func TestTransferConservesMoneyUnderContention(t *testing.T) {
 }
 
 // TestSyncCommitSetInsideTransaction reads current_setting('synchronous_commit') inside
-// each workload's transaction, and checks the SET LOCAL ends with it.
+// each workload's transaction, and checks the SET LOCAL ends with it; insert, in
+// autocommit, sets it for the session instead, so it holds after the transaction.
 func TestSyncCommitSetInsideTransaction(t *testing.T) {
 	dsn := setupSchema(t, 10)
 	conn := connect(t, dsn, pgx.QueryExecModeCacheStatement)
@@ -331,6 +332,9 @@ func TestSyncCommitSetInsideTransaction(t *testing.T) {
 	for _, name := range Names() {
 		for _, on := range []bool{false, true} {
 			w := newWorkload(t, name, Params{Wallets: 10, Zipf: 1, SyncCommit: on})
+			if _, ok := w.(Copier); ok {
+				continue // a session setting: TestCopySessionSync
+			}
 			var inside string
 			tx := txnOf(w)
 			tx.afterSet = func(ctx context.Context, conn *pgx.Conn) error {
@@ -347,9 +351,63 @@ func TestSyncCommitSetInsideTransaction(t *testing.T) {
 			if err := conn.QueryRow(ctx, "SELECT current_setting('synchronous_commit')").Scan(&outside); err != nil {
 				t.Fatal(err)
 			}
-			if outside != "on" {
+			switch {
+			case name == "insert" && outside != want:
+				t.Errorf("insert SyncCommit=%v: synchronous_commit after commit = %q, want the session's %q", on, outside, want)
+			case name != "insert" && outside != "on":
 				t.Errorf("%s SyncCommit=%v: synchronous_commit after commit = %q, want the session's on (SET LOCAL)", name, on, outside)
 			}
+			if name == "insert" { // back to the session's own for the next workload
+				if _, err := conn.Exec(ctx, "SET synchronous_commit TO on"); err != nil {
+					t.Fatal(err)
+				}
+				SessionOf(conn.PgConn()).sync = ""
+			}
+		}
+	}
+}
+
+// insert sends one statement per transaction in autocommit, after one session SET per
+// connection, in every exec mode; a batch of N is one statement of N rows, and the
+// connection is idle (committed) after each.
+func TestInsertAutocommitBatch(t *testing.T) {
+	dsn := setupSchema(t, 10)
+	check := connect(t, dsn, pgx.QueryExecModeCacheStatement)
+	ctx := context.Background()
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol} {
+		for _, batch := range []int{1, 7} {
+			conn := connect(t, dsn, mode)
+			w := newWorkload(t, "insert", Params{SyncCommit: false, Batch: batch})
+			var set int
+			txnOf(w).afterSet = func(context.Context, *pgx.Conn) error { set++; return nil }
+			before := count(t, check, "SELECT count(*) FROM pgceiling.events")
+			rng := rand.New(rand.NewPCG(3, 4))
+			for range 3 {
+				if err := w.Do(ctx, conn, rng); err != nil {
+					t.Fatalf("mode %v, batch %d: %v", mode, batch, err)
+				}
+				if tx := conn.PgConn().TxStatus(); tx != 'I' {
+					t.Fatalf("mode %v, batch %d: transaction status %q after Do, want idle", mode, batch, tx)
+				}
+			}
+			if got := count(t, check, "SELECT count(*) FROM pgceiling.events") - before; got != int64(3*batch) {
+				t.Errorf("mode %v, batch %d: events gained %d rows after 3 commits, want %d", mode, batch, got, 3*batch)
+			}
+			if set != 1 {
+				t.Errorf("mode %v, batch %d: synchronous_commit set %d times in 3 transactions on one connection, want once", mode, batch, set)
+			}
+			var sc string
+			if err := conn.QueryRow(ctx, "SHOW synchronous_commit").Scan(&sc); err != nil || sc != "off" {
+				t.Errorf("mode %v, batch %d: the session's synchronous_commit %q (%v), want off", mode, batch, sc, err)
+			}
+		}
+	}
+	if _, err := New("oltp", Params{Wallets: 1, Batch: 2}); err == nil || !strings.Contains(err.Error(), "only for the insert workload") {
+		t.Errorf("oltp with a batch of 2: %v, want refused", err)
+	}
+	for _, b := range []int{-1, MaxBatch + 1} {
+		if _, err := New("insert", Params{Batch: b}); err == nil || !strings.Contains(err.Error(), "--batch must be between 1 and 10000") {
+			t.Errorf("insert with a batch of %d: %v, want refused", b, err)
 		}
 	}
 }

@@ -21,8 +21,9 @@ type Params struct {
 	// Zipf is the key-skew exponent (--zipf): key k is drawn with probability
 	// proportional to 1/k^Zipf, so wallet 1 is the hottest; 0 means uniform.
 	Zipf float64
-	// SyncCommit is the synchronous_commit each transaction sets with SET LOCAL:
-	// true = on (full durability), false = off.
+	// SyncCommit is the synchronous_commit each transaction sets with SET LOCAL (the
+	// insert workload, in autocommit, sets it once per session): true = on (full
+	// durability), false = off.
 	SyncCommit bool
 	// FraudWindow is how far back oltp's fraud check counts the wallet's transactions.
 	// Zero means DefaultFraudWindow; more than MaxFraudWindow is invalid (init's
@@ -38,6 +39,9 @@ type Params struct {
 	// PayloadBytes is the size of the insert workload's text payload. Zero means
 	// DefaultPayloadBytes.
 	PayloadBytes int
+	// Batch is the rows of the insert workload's one multi-row INSERT per transaction
+	// (--batch), 1..MaxBatch; zero means 1. Other workloads take only 0 or 1.
+	Batch int
 }
 
 // Defaults used when a Params field is left zero, and by DefaultParams.
@@ -56,6 +60,7 @@ const (
 	DefaultFraudWindow  = 1 * time.Hour
 	DefaultFraudLimit   = 20
 	DefaultPayloadBytes = 100
+	DefaultBatch        = 1
 )
 
 // MaxFraudWindow is the longest fraud window (--fraud-window). Init's prefilled history
@@ -68,7 +73,7 @@ const WarnUnboundedFraudCheck = "--fraud-limit 0: the fraud check has no steady 
 
 // DefaultParams are the documented defaults: 10,000 wallets, Zipf 1.0,
 // synchronous_commit on, a 1 h fraud window with a limit of 20, and a 100-byte insert
-// payload.
+// payload, one row per insert.
 func DefaultParams() Params {
 	return Params{
 		Wallets:      DefaultWallets,
@@ -77,11 +82,12 @@ func DefaultParams() Params {
 		FraudWindow:  DefaultFraudWindow,
 		FraudLimit:   DefaultFraudLimit,
 		PayloadBytes: DefaultPayloadBytes,
+		Batch:        DefaultBatch,
 	}
 }
 
 // names lists the workloads in the order help and errors show them.
-var names = []string{"oltp", "transfer", "insert"}
+var names = []string{"oltp", "transfer", "insert", "copy"}
 
 // Names returns the valid workload names, for --workload validation and typo
 // suggestions.
@@ -105,13 +111,18 @@ func New(name string, p Params) (Workload, error) {
 	if p.PayloadBytes == 0 {
 		p.PayloadBytes = DefaultPayloadBytes
 	}
+	if name != "insert" && p.Batch > 1 {
+		return nil, fmt.Errorf("workload %s: --batch is only for the insert workload", name)
+	}
 	switch name {
 	case "oltp":
 		return newOLTP(p)
 	case "transfer":
 		return newTransfer(p)
 	case "insert":
-		return newInsert(p), nil
+		return newInsert(p)
+	case "copy":
+		return newCopy(p), nil
 	}
 	return nil, fmt.Errorf("unknown workload %q (valid: %s)", name, strings.Join(names, ", "))
 }

@@ -15,14 +15,17 @@ import (
 // step, which one comes next with which arguments. One description serves two executors:
 // Do and the driver's pgx engine (through pgx, every --exec-mode) and the driver's event
 // loop, which speaks the wire protocol itself over many connections from one goroutine.
-// Both run it through one state machine, Txn: BEGIN and SET LOCAL synchronous_commit
-// before the first step, COMMIT after the last, and a rollback on any failure.
+// Both run it through one state machine, Txn: BEGIN and SET LOCAL synchronous_commit (one
+// round trip) before the first step, COMMIT after the last, and a rollback on any failure;
+// or, for an Autocommitter, the steps alone.
 type Script interface {
 	Workload
 	// Statements are the SQL texts the steps refer to by index; an executor may prepare
 	// them once per connection.
 	Statements() []Statement
-	// SetSync is the SET LOCAL synchronous_commit statement sent after BEGIN.
+	// SetSync is the SET LOCAL synchronous_commit statement sent with BEGIN (in its
+	// simple query); for an Autocommitter, the session SET synchronous_commit sent once per
+	// connection. "" sets nothing.
 	SetSync() string
 	// Start draws a new transaction's values (keys, amounts) into tx.
 	Start(tx *Tx, rng *rand.Rand)
@@ -83,12 +86,26 @@ type Tx struct {
 	S    string // a text value drawn at Start
 	Err  error  // a failure at Start, returned by the first step
 	args [8]Arg
+	more []Arg // Room beyond 8 arguments
 }
 
 // Args fills the tx's argument room with args and returns it, so building a step
 // allocates nothing (up to 8 arguments; more get room of their own).
 func (tx *Tx) Args(args ...Arg) []Arg {
 	return append(tx.args[:0], args...)
+}
+
+// Room is the tx's argument room for n arguments, to fill in place (a multi-row
+// statement's, drawn at Start): reused from one transaction to the next, so it allocates
+// only the first time it grows past 8. It holds what the last Room or Args put there.
+func (tx *Tx) Room(n int) []Arg {
+	if n <= len(tx.args) {
+		return tx.args[:n]
+	}
+	if cap(tx.more) < n {
+		tx.more = make([]Arg, n)
+	}
+	return tx.more[:n]
 }
 
 // ErrNoRow is a step finding no row where the transaction needs one.

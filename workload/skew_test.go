@@ -65,8 +65,8 @@ func TestPickDoesNotAllocate(t *testing.T) {
 }
 
 func TestNewAndNames(t *testing.T) {
-	if got := strings.Join(Names(), ","); got != "oltp,transfer,insert" {
-		t.Errorf("Names() = %s, want oltp,transfer,insert", got)
+	if got := strings.Join(Names(), ","); got != "oltp,transfer,insert,copy" {
+		t.Errorf("Names() = %s, want oltp,transfer,insert,copy", got)
 	}
 	for _, name := range Names() {
 		w, err := New(name, DefaultParams())

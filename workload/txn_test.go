@@ -58,20 +58,21 @@ func TestTxnPolicy(t *testing.T) {
 		err     string  // "" for a commit
 		close   bool
 	}{
-		{"commit", []Reply{inTx, inTx, inTx, inTx, idleOK}, "B S 0 1 C", "", false},
-		{"step fails: rollback", []Reply{inTx, inTx, inTx, failedTx, idleOK}, "B S 0 1 R", "two: second: ", false},
-		{"client check fails: rollback", []Reply{inTx, inTx, {}, idleOK}, "B S 0 R", "two: first", false},
+		{"commit", []Reply{inTx, inTx, inTx, idleOK}, "B 0 1 C", "", false},
+		{"step fails: rollback", []Reply{inTx, inTx, failedTx, idleOK}, "B 0 1 R", "two: second: ", false},
+		{"client check fails: rollback", []Reply{inTx, {}, idleOK}, "B 0 R", "two: first", false},
 		{"begin fails idle: no rollback", []Reply{{Err: serErr, Idle: true}}, "B", "two: begin:", false},
-		{"commit fails idle: no rollback", []Reply{inTx, inTx, inTx, inTx, {Err: serErr, Idle: true}}, "B S 0 1 C", "two: commit:", false},
-		{"commit reports rollback", []Reply{inTx, inTx, inTx, inTx, {Rolled: true, Idle: true}}, "B S 0 1 C", "commit unexpectedly resulted in rollback", false},
-		{"connection lost: close", []Reply{inTx, inTx, {Err: errors.New("eof"), Closed: true}}, "B S 0", "two: first: eof", true},
-		{"rollback fails: close", []Reply{inTx, inTx, failedTx, {Err: errors.New("timeout")}}, "B S 0 R", "two: first:", true},
-		{"rollback leaves a transaction: close", []Reply{inTx, inTx, failedTx, {}}, "B S 0 R", "two: first:", true},
+		{"set local fails in the transaction: rollback", []Reply{failedTx, idleOK}, "B R", "two: begin:", false},
+		{"commit fails idle: no rollback", []Reply{inTx, inTx, inTx, {Err: serErr, Idle: true}}, "B 0 1 C", "two: commit:", false},
+		{"commit reports rollback", []Reply{inTx, inTx, inTx, {Rolled: true, Idle: true}}, "B 0 1 C", "commit unexpectedly resulted in rollback", false},
+		{"connection lost: close", []Reply{inTx, {Err: errors.New("eof"), Closed: true}}, "B 0", "two: first: eof", true},
+		{"rollback fails: close", []Reply{inTx, failedTx, {Err: errors.New("timeout")}}, "B 0 R", "two: first:", true},
+		{"rollback leaves a transaction: close", []Reply{inTx, failedTx, {}}, "B 0 R", "two: first:", true},
 	} {
 		var tx Txn
 		tx.Start(s, rand.New(rand.NewPCG(1, 2)))
 		var sent []string
-		op := tx.Begin()
+		op := tx.Begin(nil)
 		for i := 0; op.Kind != OpDone; i++ {
 			sent = append(sent, kind(op))
 			if i >= len(c.replies) {
@@ -90,14 +91,13 @@ func TestTxnPolicy(t *testing.T) {
 	}
 	var tx Txn
 	tx.Start(s, rand.New(rand.NewPCG(1, 2)))
-	if op := tx.Begin(); op.SQL != "BEGIN" {
-		t.Fatalf("Begin sends %q", op.SQL)
+	if op := tx.Begin(nil); op.Kind != OpBegin || op.SQL != "BEGIN; "+stmtSyncOn {
+		t.Fatalf("Begin sends %q, want BEGIN and the SET LOCAL in one query", op.SQL)
 	}
-	if op := tx.Next(inTx); op.Kind != OpSet || op.SQL != stmtSyncOn {
-		t.Errorf("after BEGIN: %v %q, want the SET LOCAL", op.Kind, op.SQL)
+	if op := tx.Next(inTx); op.Kind != OpStep || op.Step.Stmt != 0 {
+		t.Errorf("after BEGIN: %v %q, want the first step", op.Kind, op.SQL)
 	}
 	var pgErr *pgconn.PgError
-	tx.Next(inTx)
 	tx.Next(failedTx)
 	if !errors.As(tx.Err(), &pgErr) {
 		t.Errorf("error %v does not wrap the *pgconn.PgError", tx.Err())
@@ -112,14 +112,84 @@ func TestTxnRetryKeepsValues(t *testing.T) {
 	tx.Start(s, rand.New(rand.NewPCG(7, 7)))
 	var args []int64
 	for range 2 {
-		tx.Begin()
-		tx.Next(inTx)
+		tx.Begin(nil)
 		op := tx.Next(inTx)
 		args = append(args, op.Step.Args[0].Int)
 		tx.Next(failedTx)
 	}
 	if s.starts != 1 || args[0] != args[1] {
 		t.Errorf("two tries: %d starts, first arguments %v; want 1 start and equal arguments", s.starts, args)
+	}
+}
+
+// oneInsert is twoSteps in autocommit: its first statement alone, committing on its own.
+type oneInsert struct{ twoSteps }
+
+func (*oneInsert) Autocommit() bool { return true }
+func (s *oneInsert) Step(tx *Tx, i int, _ Result) (Step, error) {
+	if i > 0 {
+		return Done, nil
+	}
+	if tx.Err != nil {
+		return Done, tx.Err
+	}
+	return Step{0, tx.Args(Int(tx.V[0]))}, nil
+}
+
+// An autocommit script: one round trip per transaction, the session's SET once per
+// connection (again when it failed, or when the script's setting changes), nothing to
+// roll back when its statement fails.
+func TestTxnAutocommit(t *testing.T) {
+	on, off := &oneInsert{twoSteps{txn: newSessionTxn(true)}}, &oneInsert{twoSteps{txn: newSessionTxn(false)}}
+	sess := &Session{}
+	for _, c := range []struct {
+		name    string
+		s       *oneInsert
+		sess    *Session
+		replies []Reply
+		sent    string
+		err     string
+		close   bool
+	}{
+		{"first on the connection: SET, then the statement", on, sess, []Reply{idleOK, idleOK}, "S 0", "", false},
+		{"the session has it: the statement alone", on, sess, []Reply{idleOK}, "0", "", false},
+		{"fails: nothing to roll back", on, sess, []Reply{{Err: serErr, Idle: true}}, "0", "two: first:", false},
+		{"the other setting: SET again", off, sess, []Reply{idleOK, idleOK}, "S 0", "", false},
+		{"SET fails: no statement", on, sess, []Reply{{Err: serErr, Idle: true}}, "S", "two: set synchronous_commit:", false},
+		{"after a failed SET: SET again", on, sess, []Reply{idleOK, idleOK}, "S 0", "", false},
+		{"no session kept: SET every time", on, nil, []Reply{idleOK, idleOK}, "S 0", "", false},
+		{"connection lost: close", on, sess, []Reply{{Err: errors.New("eof"), Closed: true}}, "0", "two: first: eof", true},
+		{"a connection left in a transaction: rollback", on, sess, []Reply{{Err: serErr}, idleOK}, "0 R", "two: first:", false},
+	} {
+		var tx Txn
+		tx.Start(c.s, rand.New(rand.NewPCG(1, 2)))
+		var sent []string
+		op := tx.Begin(c.sess)
+		for i := 0; op.Kind != OpDone; i++ {
+			sent = append(sent, kind(op))
+			if i >= len(c.replies) {
+				t.Fatalf("%s: sent %v, then wants more replies than the %d given", c.name, sent, len(c.replies))
+			}
+			if op.Kind == OpSet && op.SQL != c.s.SetSync() {
+				t.Errorf("%s: sent %q, want the session's %q", c.name, op.SQL, c.s.SetSync())
+			}
+			op = tx.Next(c.replies[i])
+		}
+		got := strings.Join(sent, " ")
+		errText := ""
+		if tx.Err() != nil {
+			errText = tx.Err().Error()
+		}
+		if got != c.sent || (c.err == "") != (tx.Err() == nil) || !strings.Contains(errText, c.err) || tx.CloseConn() != c.close {
+			t.Errorf("%s: sent %q, err %v, close %v; want %q, %q, %v", c.name, got, tx.Err(), tx.CloseConn(), c.sent, c.err, c.close)
+		}
+	}
+	// A body that fails before sending anything (Start's error): Begin ends it.
+	var tx Txn
+	tx.Start(on, rand.New(rand.NewPCG(1, 2)))
+	tx.Tx.Err = errors.New("no uuid")
+	if op := tx.Begin(sess); op.Kind != OpDone || tx.Err() == nil || tx.CloseConn() {
+		t.Errorf("Start failed: Begin returned %v, outcome %v, close %v; want OpDone with the failure", op.Kind, tx.Err(), tx.CloseConn())
 	}
 }
 
@@ -132,7 +202,7 @@ func TestTxnAllocatesNothing(t *testing.T) {
 		var tx Txn
 		n := testing.AllocsPerRun(200, func() {
 			tx.Start(s, rng)
-			for op := tx.Begin(); op.Kind != OpDone; {
+			for op := tx.Begin(nil); op.Kind != OpDone; {
 				op = tx.Next(ok)
 			}
 			if tx.Err() != nil {

@@ -1,5 +1,6 @@
 -- pgceiling's oltp workload as a pgbench custom script: the same statements, one round
--- trip each, in one transaction (workload/oltp.go; a test checks the two stay identical).
+-- trip each (BEGIN and SET LOCAL pipelined into one, as pgceiling sends them in one
+-- query), in one transaction (workload/oltp.go; a test checks the two stay identical).
 -- Run against a schema made by `pgceiling init`, e.g.:
 --   pgbench -n -M prepared -c 50 -R RATE -T N -f bench/pgbench/oltp.sql DSN
 --
@@ -19,8 +20,10 @@
 \set amount random(1, 100000)
 \set reference random(1, 1000000000000)
 \set risk random(0, 99)
+\startpipeline
 BEGIN;
 SET LOCAL synchronous_commit TO on;
+\endpipeline
 SELECT balance, status FROM pgceiling.wallets WHERE account_id = :wallet::bigint;
 SELECT count(*) AS recent FROM (SELECT 1 FROM pgceiling.transactions WHERE wallet_id = :wallet::bigint AND created_at > now() - :window::interval LIMIT :limit::bigint) AS w \gset
 INSERT INTO pgceiling.transactions (id, wallet_id, counterparty_id, amount, currency, kind, status, reference, description, metadata, created_at, updated_at) VALUES (nextval('pgceiling.transactions_id_seq'), :wallet::bigint, :merchant::bigint, :amount::bigint / 100.0, 'EUR', 'payment', 'posted', 'PAY-' || to_hex(:reference::bigint), 'card payment', jsonb_build_object('channel', 'card', 'merchant', :merchant::bigint, 'recent', :recent::bigint, 'risk', :risk::int), now(), now()) RETURNING id \gset

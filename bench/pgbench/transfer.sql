@@ -1,5 +1,6 @@
 -- pgceiling's transfer workload as a pgbench custom script: the same statements, one
--- round trip each, in one transaction (workload/transfer.go; a test checks the two stay
+-- round trip each (BEGIN and SET LOCAL pipelined into one, as pgceiling sends them in one
+-- query), in one transaction (workload/transfer.go; a test checks the two stay
 -- identical). Run against a schema made by `pgceiling init`, e.g.:
 --   pgbench -n -M prepared -c 50 -R RATE -T N -f bench/pgbench/transfer.sql DSN
 --
@@ -24,8 +25,10 @@
 \set second greatest(:from, :to)
 \set amount random(1, 10000)
 \set reference random(1, 1000000000000)
+\startpipeline
 BEGIN;
 SET LOCAL synchronous_commit TO on;
+\endpipeline
 SELECT balance FROM pgceiling.wallets WHERE account_id = :first::bigint FOR UPDATE;
 SELECT balance FROM pgceiling.wallets WHERE account_id = :second::bigint FOR UPDATE;
 UPDATE pgceiling.wallets SET balance = balance - :amount::bigint / 100.0, updated_at = now() WHERE account_id = :from::bigint;

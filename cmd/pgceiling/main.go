@@ -118,7 +118,7 @@ func exitCodeFor(s syscall.Signal) int { return 128 + int(s) }
 const (
 	exitError     = 1 // runtime error
 	exitUsage     = 2 // usage error: bad flag, value or argument
-	exitThreshold = 3 // a threshold the user set was broken (run --fail-on-error-rate/--p99-slo, compare --fail-if-*)
+	exitThreshold = 3 // a threshold the user set was broken (run --fail-on-error-rate/--p99-slo, compare --fail-if-*, claim not held)
 )
 
 // Main runs one command line and returns the process exit code: 0 success, 1 runtime
@@ -227,7 +227,7 @@ func usage(w io.Writer, width int) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", reflow(`Run 'pgceiling COMMAND --help' for a command's flags and their defaults.
-Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 a threshold you set was broken (run --fail-on-error-rate or --p99-slo, compare --fail-if-knee-drops or --fail-if-p99-rises; the results are still written), 130/143 interrupted (results kept).`, width))
+Exit codes: 0 ok, 1 runtime error, 2 usage error, 3 a threshold you set was broken (run --fail-on-error-rate or --p99-slo, compare --fail-if-knee-drops or --fail-if-p99-rises, a claim that did not hold; the results are still written), 130/143 interrupted (results kept).`, width))
 }
 
 // sortedCommands lists the commands in the order help shows them.
@@ -238,7 +238,7 @@ func sortedCommands() []command {
 }
 
 func order(name string) int {
-	for i, n := range []string{"search", "run", "compare", "init", "drop", "inspect", "report", "completion", "version"} {
+	for i, n := range []string{"search", "run", "claim", "plan", "compare", "init", "drop", "inspect", "report", "completion", "version"} {
 		if n == name {
 			return i
 		}

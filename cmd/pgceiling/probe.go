@@ -30,7 +30,17 @@ var execModes = map[config.ExecMode]pgx.QueryExecMode{
 func driverConfig(p *config.Probe, sync result.SyncCommit) driver.Config {
 	return driver.Config{Warmup: p.Warmup, Duration: p.Duration, Conns: p.Conns, Threads: p.Threads,
 		Engine: p.Engine, PoolWait: p.PoolWait, Seed: p.Seed, MaxTries: p.MaxTries,
-		SyncCommit: sync, Drain: p.PoolWait + max(p.Session.StatementTimeout, time.Second)}
+		SyncCommit: sync, Drain: p.PoolWait + max(p.Session.StatementTimeout, time.Second),
+		CopyBatch: p.Copy.Batch, CopyWait: copyWait(p.Copy.Wait)}
+}
+
+// copyWait is --copy-wait for the driver, whose zero is its default and whose "no wait"
+// is negative.
+func copyWait(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // driverSession is the settings of every driver session.

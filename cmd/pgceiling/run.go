@@ -35,10 +35,21 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "run", runSynopsis)
 	bindConn(fs, &c.Conn)
 	config.BindRun(fs, &c)
+	var fl config.Fleet
+	config.BindFleet(fs, &fl, true)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := c.Validate(workload.Names()); err != nil {
+	if len(c.Scripts) > 0 && !fs.Changed("workload") {
+		c.Workload = workload.CustomName
+	}
+	if err := fl.Validate(c.Conn.DSN != "" || env.Getenv(config.EnvDSN) != ""); err != nil {
+		return err
+	}
+	if err := c.Validate(workloadNames()); err != nil {
+		return err
+	}
+	if err := checkScripts(c.Scripts); err != nil {
 		return err
 	}
 	if err := checkDSN(c.Conn, env); err != nil {
@@ -64,7 +75,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 	}
 	defer t.Close()
 	env.atForcedExit(t.Close)
-	p, disclosure, warnings, err := runProbe(ctx, env, &c, t, lm)
+	p, disclosure, warnings, err := runProbe(ctx, env, &c, t, lm, fl)
 	if err != nil {
 		return err
 	}
@@ -112,7 +123,7 @@ func runRun(ctx context.Context, env *Env, args []string) error {
 }
 
 // runProbe readies the server (schema, safety, pools, observer) and runs the probe.
-func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveMetrics) (*result.Probe, *result.Disclosure, []string, error) {
+func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveMetrics, fl config.Fleet) (*result.Probe, *result.Disclosure, []string, error) {
 	plan := serverPlan{wallets: c.Wallets, syncOn: c.SyncCommit.On(), onBackfill: func(window time.Duration, rate float64) {
 		env.say("pgceiling run: back-filling the last %v of payments at %g tx/s...", window, rate)
 	}}
@@ -130,7 +141,14 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveM
 		return nil, nil, nil, err
 	}
 	s.metrics = lm
-	w, err := s.workload(c.Workload, &c.Probe, c.SyncCommit)
+	ld, err := leadFleet(ctx, env, s, t, &c.Probe, fl, "pgceiling run")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ld != nil {
+		defer ld.Close("the run ended")
+	}
+	w, err := s.workload(ctx, c.Workload, &c.Probe, c.SyncCommit)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -139,8 +157,8 @@ func runProbe(ctx context.Context, env *Env, c *config.Run, t *target, lm *liveM
 		warnings = append(warnings, msg)
 		env.warnf("%s", msg)
 	}
-	env.say("pgceiling run: %s at %g tx/s, synchronous_commit=%s, %v warm-up + %v measured, %d connections",
-		c.Workload, c.Rate, c.SyncCommit, c.Warmup, c.Duration, c.Conns)
+	env.say("pgceiling run: %s at %g %s, synchronous_commit=%s, %v warm-up + %v measured, %d connections",
+		c.Workload, c.Rate, result.RateUnit(c.Workload), c.SyncCommit, c.Warmup, c.Duration, c.Conns)
 	live := newLiveLine(env, "", c.Progress)
 	cfg := driverConfig(&c.Probe, c.SyncCommit)
 	cfg.Rate, cfg.OnSecond = c.Rate, live.show

@@ -37,14 +37,25 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet(env, "search", searchSynopsis)
 	bindConn(fs, &c.Conn)
 	config.BindSearch(fs, &c)
+	var fl config.Fleet
+	config.BindFleet(fs, &fl, true)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	haveDSN := c.Conn.DSN != "" || env.Getenv(config.EnvDSN) != ""
+	if err := fl.Validate(haveDSN); err != nil {
+		return err
+	}
 	if err := c.ApplyProfile(fs, haveDSN, time.Now()); err != nil {
 		return err
 	}
-	if err := c.Validate(workload.Names()); err != nil {
+	if len(c.Scripts) > 0 && !fs.Changed("workload") {
+		c.Workloads = []string{workload.CustomName}
+	}
+	if err := c.Validate(workloadNames()); err != nil {
+		return err
+	}
+	if err := checkScripts(c.Scripts); err != nil {
 		return err
 	}
 	if err := checkDSN(c.Conn, env); err != nil {
@@ -96,6 +107,13 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		return failed(err)
 	}
 	s.metrics = lm
+	ld, err := leadFleet(ctx, env, s, t, &c.Probe, fl, "pgceiling search")
+	if err != nil {
+		return failed(err)
+	}
+	if ld != nil {
+		defer func() { ld.Close("the search ended") }()
+	}
 	file.Server = s.disclosure
 	file.Warnings = append(file.Warnings, s.warnings...)
 	if w := c.Fraud.Warning(); w != "" && slices.Contains(c.Workloads, "oltp") {
@@ -282,17 +300,18 @@ func fillSweep(s *result.Sweep, sw result.SweepKey, c *config.Search) {
 // runSweep runs the search of one sweep on s.
 func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, label string, sw result.SweepKey, st start,
 	onProbe func(result.Sweep)) (result.Sweep, error) {
-	w, err := s.workload(sw.Workload, &c.Probe, sw.SyncCommit)
+	w, err := s.workload(ctx, sw.Workload, &c.Probe, sw.SyncCommit)
 	if err != nil {
 		return result.Sweep{}, err
 	}
 	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", c.Progress)}
 	cfg := searchConfig(c)
 	cfg.StartFrom, cfg.Estimate, cfg.Hold = st.knee, st.estimate, st.hold
+	unit := result.RateUnit(sw.Workload) // rows/s for copy
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
 		p.started = true
 		s.metrics.searchProbe(n, b)
-		env.say("%s: probe %d at %.0f tx/s, bracket %s", label, n, rate, bracketText(b))
+		env.say("%s: probe %d at %.0f %s, bracket %s", label, n, rate, unit, bracketText(b))
 	}
 	cfg.OnHold = func(rate float64, d time.Duration) {
 		env.say("%s: holding the knee, %.0f tx/s, for %v (a checkpoint cycle; shorter probes can miss its stalls)", label, rate, d)
@@ -310,13 +329,13 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 		if last.Committed > 0 {
 			p99 = fmt.Sprintf("%.1f ms", last.Latency.P99)
 		}
-		env.say("%s: probe %d at %.0f tx/s%s: %s: %s (achieved %.0f, p99 %s); bracket %s",
-			label, len(sw.Probes), last.TargetRate, from, last.Verdict, last.Reason, last.AchievedRate, p99,
+		env.say("%s: probe %d at %.0f %s%s: %s: %s (achieved %.0f, p99 %s); bracket %s",
+			label, len(sw.Probes), last.TargetRate, unit, from, last.Verdict, last.Reason, last.AchievedRate, p99,
 			bracketText(sw.Bracket))
 		onProbe(sw)
 	}
 	cfg.OnCalibrate = func(rate float64) {
-		env.say("%s: calibrating at %.0f tx/s", label, rate)
+		env.say("%s: calibrating at %.0f %s", label, rate, unit)
 	}
 	return search.Run(ctx, p, cfg, st.prior)
 }

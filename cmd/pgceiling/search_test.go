@@ -16,6 +16,7 @@ import (
 
 	"github.com/pgceiling/pgceiling/internal/pgtest"
 	"github.com/pgceiling/pgceiling/result"
+	"github.com/pgceiling/pgceiling/search"
 )
 
 // tinySearch is a search small enough for a test: the insert workload (cheapest init),
@@ -278,22 +279,35 @@ func TestSearchOLTPPreparesEachProbe(t *testing.T) {
 // below the failed hold).
 func TestSearchHoldsTheKnee(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	path := filepath.Join(t.TempDir(), "s.json")
-	// Two connections and a 50 ms p99 SLO put the knee within a few probes of 200 tx/s.
-	_, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": dsn}, tinySearch(path, "--start-rate", "200",
-		"--conns", "2", "--p99-slo", "50ms", "--max-probes", "12", "--hold", "3s")...)
-	if code != 0 {
-		t.Fatalf("search --hold 3s: code %d\n%s", code, stderr)
+	var sw result.Sweep
+	// One connection and a 50 ms p99 SLO put the knee within a few probes of the start.
+	// A burst of another guest's CPU use (steal) can stop a search (host_steal): that is
+	// the machine, not the hold, so such a search is run again, at most three times.
+	for try := 1; ; try++ {
+		path := filepath.Join(t.TempDir(), "s.json")
+		_, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": dsn}, tinySearch(path, "--start-rate", "50",
+			"--conns", "1", "--p99-slo", "50ms", "--repeats", "1", "--max-probes", "16", "--hold", "3s")...)
+		if code != 0 {
+			t.Fatalf("search --hold 3s: code %d\n%s", code, stderr)
+		}
+		if !strings.Contains(stderr, "held for 3s") {
+			t.Errorf("search --hold 3s does not announce the hold:\n%s", stderr)
+		}
+		f, err := result.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw = f.Sweeps[0]
+		if strings.HasPrefix(sw.Stop, search.StopHostSteal) && try < 3 {
+			t.Logf("search %d stopped by steal (%s); again", try, sw.Stop)
+			continue
+		}
+		break
 	}
-	if !strings.Contains(stderr, "held for 3s") {
-		t.Errorf("search --hold 3s does not announce the hold:\n%s", stderr)
-	}
-	f, err := result.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sw := f.Sweeps[0]
 	if sw.HoldS != 3 || !sw.Converged {
+		for _, p := range sw.Probes {
+			t.Logf("probe at %.0f hold=%v: %s: %s", p.TargetRate, p.Hold, p.Verdict, p.Reason)
+		}
 		t.Fatalf("sweep: hold_s %v converged %v stop %q; want 3, converged", sw.HoldS, sw.Converged, sw.Stop)
 	}
 	holds := 0

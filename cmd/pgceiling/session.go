@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/driver"
+	"github.com/pgceiling/pgceiling/fleet"
 	"github.com/pgceiling/pgceiling/observe"
 	"github.com/pgceiling/pgceiling/prepare"
 	"github.com/pgceiling/pgceiling/result"
@@ -35,7 +36,8 @@ type probeServer struct {
 	warnings   []string
 	probes     int // probes run so far: a search's probe n has the seed + n
 
-	metrics *liveMetrics // --metrics-addr (nil: off)
+	metrics *liveMetrics  // --metrics-addr (nil: off)
+	fleet   *fleet.Leader // --drivers N > 1: every probe is the fleet's (nil: this process alone)
 }
 
 // serverPlan is how a command wants the server for its probes.
@@ -115,12 +117,23 @@ func openProbeServer(ctx context.Context, env *Env, t *target, p *config.Probe, 
 	return s, nil
 }
 
-// workload makes the named workload for the probes at synchronous_commit sync.
-func (s *probeServer) workload(name string, p *config.Probe, sync result.SyncCommit) (workload.Workload, error) {
-	w, err := workload.New(name, workload.Params{Wallets: s.wallets, Zipf: p.Zipf, SyncCommit: sync.On(),
-		FraudWindow: p.Fraud.Window, FraudLimit: p.Fraud.Limit})
+// workload makes the named workload for the probes at synchronous_commit sync; the
+// custom scripts (--script) are described on the server first.
+func (s *probeServer) workload(ctx context.Context, name string, p *config.Probe, sync result.SyncCommit) (workload.Workload, error) {
+	if name == workload.CustomName {
+		return s.customWorkload(ctx, p, sync)
+	}
+	params := workload.Params{Wallets: s.wallets, Zipf: p.Zipf, SyncCommit: sync.On(),
+		FraudWindow: p.Fraud.Window, FraudLimit: p.Fraud.Limit}
+	if name == "insert" { // --batch is insert's alone (config checks it names insert)
+		params.Batch = p.Batch
+	}
+	w, err := workload.New(name, params)
 	if err != nil {
 		return nil, config.Usagef("%v", err)
+	}
+	if s.fleet != nil {
+		s.fleet.SetWorkload(name, params) // the followers make the same
 	}
 	return w, nil
 }
@@ -134,7 +147,11 @@ func (s *probeServer) probe(ctx context.Context, w workload.Workload, cfg driver
 		return nil, fmt.Errorf("before the probe: %w", err)
 	}
 	cfg.Observer, cfg.CountRows = s.sampler, s.counter
-	pr, err := driver.Run(ctx, s.pool, w, s.metrics.probe(w.Name(), cfg))
+	run := driver.Run
+	if s.fleet != nil {
+		run = s.fleet.Run
+	}
+	pr, err := run(ctx, s.pool, w, s.metrics.probe(w.Name(), cfg))
 	if pr != nil {
 		prep.Record(pr)
 		observe.Finish(pr)

@@ -55,7 +55,7 @@ func Canned(wallets int, started time.Time) []Reply {
 		{Name: "insert transaction", Prefix: "INSERT INTO pgceiling.transactions", Tag: "INSERT 0 1", Insert: Transactions,
 			Cols: []Column{int8c("id")}, Rows: [][]Cell{{NextID}}},
 		{Name: "insert audit row", Prefix: "INSERT INTO pgceiling.audit_log", Tag: "INSERT 0 1", Insert: AuditLog},
-		{Name: "insert event", Prefix: "INSERT INTO pgceiling.events", Tag: "INSERT 0 1", Insert: Events},
+		{Name: "insert event", Prefix: "INSERT INTO pgceiling.events", Tag: "INSERT 0 1", Insert: Events, ParamsPerRow: 2},
 		{Name: "move money", Prefix: "UPDATE pgceiling.wallets SET balance", Tag: "UPDATE 1", Insert: none},
 		{Name: "balance total", Prefix: "SELECT coalesce(sum(balance), 0)::text FROM pgceiling.wallets", Insert: none,
 			Cols: []Column{textc("coalesce")}, Rows: [][]Cell{{V(BalanceTotal)}}},

@@ -75,6 +75,10 @@ type Reply struct {
 	Params   []uint32 // parameter type OIDs by position where the SQL's casts do not say (0: from the SQL)
 	Tx       TxEffect
 	Insert   Table // the table each execution adds a row to (NoTable: none)
+	// ParamsPerRow, when set, makes an extended-protocol execution add its bound
+	// parameters / ParamsPerRow rows (at least one) to Insert, with the matching tag
+	// INSERT 0 n: a multi-row INSERT (the insert workload's --batch).
+	ParamsPerRow int
 
 	tag      []byte
 	complete []byte // the CommandComplete message

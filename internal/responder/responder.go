@@ -53,7 +53,8 @@ type Server struct {
 	pids    atomic.Uint32
 	stats   Stats
 	mu      sync.Mutex
-	unknown map[string]*Reply // fallback replies, by statement text
+	unknown map[string]*Reply        // fallback replies, by statement text
+	apps    map[string]*atomic.Int64 // ReadyForQuery messages by application_name
 	conns   map[net.Conn]struct{}
 	wg      sync.WaitGroup
 	closed  bool
@@ -86,7 +87,7 @@ func Listen(addr string, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ln: ln, replies: replies, logger: opt.Log, unknown: map[string]*Reply{}, conns: map[net.Conn]struct{}{}}
+	s := &Server{ln: ln, replies: replies, logger: opt.Log, unknown: map[string]*Reply{}, apps: map[string]*atomic.Int64{}, conns: map[net.Conn]struct{}{}}
 	s.pids.Store(10_000)
 	return s, nil
 }
@@ -102,6 +103,22 @@ func (s *Server) DSN() string {
 
 // Stats is the server's counters.
 func (s *Server) Stats() *Stats { return &s.stats }
+
+// RoundTrips is the ReadyForQuery messages sent after startup to the connections whose
+// application_name is app: their round trips, when they do not pipeline.
+func (s *Server) RoundTrips(app string) int64 { return s.appReady(app).Load() }
+
+// appReady is app's ReadyForQuery counter, made on first use.
+func (s *Server) appReady(app string) *atomic.Int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.apps[app]
+	if !ok {
+		n = new(atomic.Int64)
+		s.apps[app] = n
+	}
+	return n
+}
 
 // Committed is the rows committed into t so far.
 func (s *Server) Committed(t Table) int64 { return s.counts[t].Load() }
@@ -202,7 +219,8 @@ type conn struct {
 	bind     bindMsg
 	status   byte // 'I' idle, 'T' in a transaction
 	pending  [nTables]int64
-	skipping bool // after an error, until Sync
+	skipping bool          // after an error, until Sync
+	appReady *atomic.Int64 // the ReadyForQuery counter of its application_name
 	values   [][]byte
 	scratch  []byte
 	fields   []pgproto3.FieldDescription
@@ -283,6 +301,7 @@ func (c *conn) startup() error {
 		key := binary.BigEndian.AppendUint32(nil, pid*2654435761)
 		c.send(&pgproto3.BackendKeyData{ProcessID: pid, SecretKey: key})
 		c.send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+		c.appReady = c.s.appReady(sm.Parameters["application_name"])
 		return c.flush()
 	}
 }
@@ -308,6 +327,7 @@ func encode(m pgproto3.BackendMessage) []byte {
 
 // ready appends ReadyForQuery with the connection's transaction status.
 func (c *conn) ready() {
+	c.appReady.Add(1)
 	if c.status == 'T' {
 		c.out = append(c.out, msgReadyInTx...)
 	} else {
@@ -383,7 +403,7 @@ func (c *conn) handle(typ byte, body []byte) error {
 			c.fail("34000", "portal does not exist", true)
 			return nil
 		}
-		c.execute(c.portal.reply, c.bind.formats)
+		c.execute(c.portal.reply, c.bind.formats, c.bind.params)
 	case 'S':
 		c.skipping = false
 		c.ready()
@@ -508,7 +528,7 @@ func (c *conn) query(body []byte) error {
 		}
 		some = true
 		c.rowDescription(r, nil)
-		c.execute(r, nil)
+		c.execute(r, nil, 0)
 	}
 	if !some {
 		c.out = append(c.out, msgEmptyQuery...)
@@ -536,8 +556,9 @@ func splitStatement(sql []byte) ([]byte, []byte) {
 }
 
 // execute sends r's rows in the given formats and its command tag, and applies its
-// effects: the transaction status and the rows it inserts.
-func (c *conn) execute(r *Reply, formats []int16) {
+// effects: the transaction status and the rows it inserts (params: the parameters bound,
+// for a multi-row INSERT).
+func (c *conn) execute(r *Reply, formats []int16, params int) {
 	for _, row := range r.cells {
 		c.values = c.values[:0]
 		c.scratch = c.scratch[:0]
@@ -573,12 +594,21 @@ func (c *conn) execute(r *Reply, formats []int16) {
 		c.out = append(c.out, msgEmptyQuery...)
 		return
 	}
-	c.out = append(c.out, r.complete...)
+	rows := int64(1)
+	if r.ParamsPerRow > 0 && params > r.ParamsPerRow {
+		rows = int64(params / r.ParamsPerRow)
+	}
+	if rows == 1 {
+		c.out = append(c.out, r.complete...)
+	} else {
+		c.scratch = strconv.AppendInt(append(c.scratch[:0], "INSERT 0 "...), rows, 10)
+		c.out, _ = (&pgproto3.CommandComplete{CommandTag: c.scratch}).Encode(c.out) // cannot fail: a short tag
+	}
 	if r.Insert != NoTable {
 		if c.status == 'T' {
-			c.pending[r.Insert]++
+			c.pending[r.Insert] += rows
 		} else {
-			c.s.counts[r.Insert].Add(1)
+			c.s.counts[r.Insert].Add(rows)
 		}
 	}
 	switch r.Tx {

@@ -58,6 +58,7 @@ var errBadBind = errors.New("malformed Bind message")
 type bindMsg struct {
 	stmt    []byte
 	formats []int16
+	params  int // how many parameters it binds
 }
 
 // decodeBind fills m from a Bind body, reusing m.formats.
@@ -82,6 +83,7 @@ func decodeBind(body []byte, m *bindMsg) error {
 	}
 	rest = rest[2*nf:] // parameter format codes: the responder ignores the parameters
 	np := int(binary.BigEndian.Uint16(rest))
+	m.params = np
 	rest = rest[2:]
 	for range np {
 		if len(rest) < 4 {
