@@ -42,9 +42,13 @@ git -C "$root" archive "$old" | tar -x -C "$work/old"
 
 echo "$(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "commit $(git -C "$root" rev-parse --short HEAD) (old: $old); rows $rows; ${warm}s warm-up + ${secs}s probes; precision $prec; --hold off; repeats 1" >&2
-common=(--dsn "$dsn" --sync-commit on --hold off --warmup "${warm}s" --duration "${secs}s" --precision "$prec" --repeats 1)
-search() { # NAME BINARY ARGS...: one search, its results in $out/NAME.json
+common=(--dsn "$dsn" --sync-commit on --warmup "${warm}s" --duration "${secs}s" --precision "$prec" --repeats 1)
+search() { # NAME BINARY ARGS...: one search, its results in $out/NAME.json (kept: a rerun
+  # with the same --out skips a search that finished)
   local name="$1" bin="$2"; shift 2
+  if grep -qs "results in" "$out/$name.log"; then echo "search $name: done before, kept" >&2; return; fi
+  # --hold came with the hold step; a binary from before it has no hold step anyway.
+  if "$bin" search --help 2>&1 | grep -q -- "--hold"; then set -- --hold off "$@"; fi
   echo "search $name..." >&2
   "$bin" search "${common[@]}" "$@" --json "$out/$name.json" 2>"$out/$name.log" >/dev/null || { tail -3 "$out/$name.log" >&2; exit 1; }
 }
