@@ -192,16 +192,16 @@ func (p *parser) metaLine() string {
 
 // unsupportedMeta says why each pgbench meta-command outside the subset is refused.
 var unsupportedMeta = map[string]string{
-	"sleep":         "\\sleep is not supported: a pause inside a transaction holds its locks and its connection; pgceiling's arrivals are paced by --rate",
-	"if":            "\\if is not supported: pgceiling runs straight-line scripts (use least/greatest or SQL CASE)",
-	"elif":          "\\elif is not supported: pgceiling runs straight-line scripts",
-	"else":          "\\else is not supported: pgceiling runs straight-line scripts",
-	"endif":         "\\endif is not supported: pgceiling runs straight-line scripts",
-	"shell":         "\\shell is not supported: pgceiling runs no commands on the client",
-	"setshell":      "\\setshell is not supported: pgceiling runs no commands on the client",
-	"aset":          "\\aset is not supported: use \\gset after a statement that returns one row",
-	"gexec":         "\\gexec is not supported: a script's statements are fixed",
-	"syncpipeline":  "\\syncpipeline is not supported: pgceiling pipelines only BEGIN with SET LOCAL",
+	"sleep":        "\\sleep is not supported: a pause inside a transaction holds its locks and its connection; pgceiling's arrivals are paced by --rate",
+	"if":           "\\if is not supported: pgceiling runs straight-line scripts (use least/greatest or SQL CASE)",
+	"elif":         "\\elif is not supported: pgceiling runs straight-line scripts",
+	"else":         "\\else is not supported: pgceiling runs straight-line scripts",
+	"endif":        "\\endif is not supported: pgceiling runs straight-line scripts",
+	"shell":        "\\shell is not supported: pgceiling runs no commands on the client",
+	"setshell":     "\\setshell is not supported: pgceiling runs no commands on the client",
+	"aset":         "\\aset is not supported: use \\gset after a statement that returns one row",
+	"gexec":        "\\gexec is not supported: a script's statements are fixed",
+	"syncpipeline": "\\syncpipeline is not supported: pgceiling pipelines only BEGIN with SET LOCAL",
 }
 
 // meta parses one meta-command (\set or \gset).
