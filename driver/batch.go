@@ -182,29 +182,17 @@ func (e *copyEngine) name() result.Engine { return EnginePGX }
 func (e *copyEngine) cores() int          { return 0 }
 
 func (e *copyEngine) run(s *scheduler, issued func()) {
-	var workers, scheds sync.WaitGroup
-	for _, wk := range e.env.workers {
-		workers.Add(1)
-		go func() { defer workers.Done(); e.work(wk) }()
-	}
-	paced := make(chan struct{})
-	go func() { defer close(paced); e.pacer() }()
-	for i := range s.streams {
-		scheds.Add(1)
-		go func() { defer scheds.Done(); s.run(i) }()
-	}
-	scheds.Wait()
-	issued()
-	e.mu.Lock()
-	e.closed = true // what waits goes out in batches at once, then the workers exit
-	e.wake()
-	e.mu.Unlock()
-	workers.Wait()
-	<-paced
-	e.mu.Lock()
-	e.over = true
-	e.mu.Unlock()
-	e.cancels.Wait()
+	runPooled(s, issued, e.env.workers, e.work, e.pacer, func() {
+		e.mu.Lock()
+		e.closed = true // what waits goes out in batches at once, then the workers exit
+		e.wake()
+		e.mu.Unlock()
+	}, func() {
+		e.mu.Lock()
+		e.over = true
+		e.mu.Unlock()
+		e.cancels.Wait()
+	})
 }
 
 // offer queues a new row. Its depth is every row waiting, itself included: a row waits

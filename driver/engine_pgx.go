@@ -40,29 +40,41 @@ func (e *pgxEngine) name() result.Engine { return EnginePGX }
 func (e *pgxEngine) cores() int          { return 0 }
 
 func (e *pgxEngine) run(s *scheduler, issued func()) {
-	var workers, scheds sync.WaitGroup
-	for _, wk := range e.env.workers {
-		workers.Add(1)
-		go func() { defer workers.Done(); e.work(wk) }()
+	runPooled(s, issued, e.env.workers, e.work, e.reaper, func() {
+		e.mu.Lock()
+		e.closed = true // workers finish the queue, then exit
+		e.wake()
+		e.mu.Unlock()
+	}, func() {
+		e.mu.Lock()
+		e.over = true // every cancel request cut sent was counted before this
+		e.mu.Unlock()
+		e.cancels.Wait()
+	})
+}
+
+// runPooled is the run of an engine whose workers each drive one connection from a
+// shared queue (the pgx and copy engines): it starts the workers and side (a reaper or a
+// pacer), runs the schedule's streams, and once they have issued everything calls
+// issued, closes the queue (closeQueue), waits for the workers and side, then calls over.
+func runPooled(s *scheduler, issued func(), workers []*worker, work func(*worker), side, closeQueue, over func()) {
+	var running, scheds sync.WaitGroup
+	for _, wk := range workers {
+		running.Add(1)
+		go func() { defer running.Done(); work(wk) }()
 	}
-	reaped := make(chan struct{})
-	go func() { defer close(reaped); e.reaper() }()
+	sided := make(chan struct{})
+	go func() { defer close(sided); side() }()
 	for i := range s.streams {
 		scheds.Add(1)
 		go func() { defer scheds.Done(); s.run(i) }()
 	}
 	scheds.Wait()
 	issued()
-	e.mu.Lock()
-	e.closed = true // workers finish the queue, then exit
-	e.wake()
-	e.mu.Unlock()
-	workers.Wait()
-	<-reaped
-	e.mu.Lock()
-	e.over = true // every cancel request cut sent was counted before this
-	e.mu.Unlock()
-	e.cancels.Wait()
+	closeQueue()
+	running.Wait()
+	<-sided
+	over()
 }
 
 func (e *pgxEngine) offer(a arrival) (int, bool) {
