@@ -69,15 +69,7 @@ func (c *Claim) Validate(workloads []string) error {
 	if len(c.Workloads) == 0 {
 		p.Addf("--workload: give at least one shape")
 	}
-	seen := map[string]bool{}
-	for _, w := range c.Workloads {
-		if err := OneOf("workload", w, workloads); err != nil {
-			p.Addf("--workload: %v", err)
-		} else if seen[w] {
-			p.Addf("--workload: %s given twice", w)
-		}
-		seen[w] = true
-	}
+	checkWorkloadList(&p, c.Workloads, workloads)
 	checkSyncCommit(&p, c.SyncCommit)
 	d := c.Duration
 	if d < time.Second || d > MaxWindow {

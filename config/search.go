@@ -165,15 +165,7 @@ func (c *Search) Validate(workloads []string) error {
 	if len(c.Workloads) == 0 {
 		p.Addf("--workload: give at least one of %s", strings.Join(workloads, ", "))
 	}
-	seen := map[string]bool{}
-	for _, w := range c.Workloads {
-		if err := OneOf("workload", w, workloads); err != nil {
-			p.Addf("--workload: %v", err)
-		} else if seen[w] {
-			p.Addf("--workload: %s given twice", w)
-		}
-		seen[w] = true
-	}
+	checkWorkloadList(&p, c.Workloads, workloads)
 	c.Probe.checkScriptWorkload(&p, c.Workloads)
 	if len(c.SyncCommits) == 0 {
 		p.Addf("--sync-commit: give on, off or both")
@@ -275,6 +267,19 @@ func PGDuration(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a duration with a unit", v)
 	}
 	return time.Duration(n * float64(unit)), nil
+}
+
+// checkWorkloadList records each --workload name that is not one of valid, or given twice.
+func checkWorkloadList(p *Problems, given, valid []string) {
+	seen := map[string]bool{}
+	for _, w := range given {
+		if err := OneOf("workload", w, valid); err != nil {
+			p.Addf("--workload: %v", err)
+		} else if seen[w] {
+			p.Addf("--workload: %s given twice", w)
+		}
+		seen[w] = true
+	}
 }
 
 // Sweeps lists the sweeps to run in order: each workload with each synchronous_commit
