@@ -97,13 +97,26 @@ func interval(iv *result.Interval) string {
 }
 
 // kneeWithInterval formats a sweep's knee, with its interval when it has one:
-// "3,080 tx/s (2,950-3,190, 90 %)"; unit (" tx/s" or "") follows the rate.
+// "3,080 tx/s (2,950-3,190, 90 %)"; unit (" tx/s" or "") follows the rate. A knee below its
+// interval says so — "1,563 tx/s (below 1,615-2,131, 90 %)" — rather than reading as a
+// contradiction: the interval is of the rate passed half the time, the knee the highest
+// rate whose every probe passed, and a search steps below a rate that passed some probes
+// and failed others.
 func kneeWithInterval(s *result.Sweep, unit string) string {
 	k := rate(s.Knee) + unit
 	if s.Interval != nil {
-		k += " (" + interval(s.Interval) + ")"
+		below := ""
+		if kneeBelow(s) {
+			below = "below "
+		}
+		k += " (" + below + interval(s.Interval) + ")"
 	}
 	return k
+}
+
+// kneeBelow reports whether a sweep's knee lies below its interval (see kneeWithInterval).
+func kneeBelow(s *result.Sweep) bool {
+	return s.Interval != nil && s.Knee > 0 && rate(s.Knee) != rate(s.Interval.Lo) && s.Knee < s.Interval.Lo
 }
 
 // slope formats a steady-state slope with its confidence interval: "+2.10 ms/s

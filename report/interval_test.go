@@ -12,6 +12,19 @@ func TestKneeWithInterval(t *testing.T) {
 	if got, want := kneeWithInterval(s, " tx/s"), "3,080 tx/s (2,950-3,190, 90 %)"; got != want {
 		t.Errorf("kneeWithInterval(%+v) = %q, want %q", s, got, want)
 	}
+	// A knee below its interval (a rate between passed some probes and failed others)
+	// says so, in the summary and in the note on how the interval was made.
+	below := &result.Sweep{Workload: "transfer", SyncCommit: "on", Knee: 1563, Repeats: 2,
+		Interval: &result.Interval{Lo: 1614.9, Hi: 2131, Level: 0.9, Midpoint: 1794, Method: "fit", Probes: 9}}
+	if got, want := kneeWithInterval(below, " tx/s"), "1,563 tx/s (below 1,615-2,131, 90 %)"; got != want {
+		t.Errorf("kneeWithInterval(%+v) = %q, want %q", below, got, want)
+	}
+	if notes := kneeNotes(below); len(notes) == 0 || !strings.Contains(notes[0], "the knee lies below the interval") {
+		t.Errorf("kneeNotes(knee below its interval) = %q; want a note that says why the knee lies below", notes)
+	}
+	if notes := kneeNotes(s); len(notes) == 0 || strings.Contains(notes[0], "below") {
+		t.Errorf("kneeNotes(knee inside its interval) = %q; want no word of lying below", notes)
+	}
 	s.Interval = nil // no interval: the knee as it was, nothing invented
 	if got, want := kneeWithInterval(s, " tx/s"), "3,080 tx/s"; got != want {
 		t.Errorf("kneeWithInterval without an interval = %q, want %q", got, want)

@@ -518,6 +518,10 @@ func kneeNotes(s *result.Sweep) []string {
 			fit += ", 50 % pass at " + rate(iv.Midpoint) + unit(s.Workload)
 		}
 		n += "; " + fit
+		if kneeBelow(s) {
+			n += "; the knee lies below the interval: a rate between them passed some probes and failed others, " +
+				"and the knee is the highest rate whose every probe passed"
+		}
 		if s.Repeats > 0 {
 			n += fmt.Sprintf("; bracket edges probed %d times each", s.Repeats)
 		}

@@ -45,7 +45,7 @@ func TestHoldLowersAKneeThatACheckpointBreaks(t *testing.T) {
 		if !last.Hold || last.TargetRate != sw.Knee || last.Verdict != result.Pass {
 			t.Errorf("seed %d: last probe %+v at %.0f: want the knee's passing hold", seed, last.Verdict, last.TargetRate)
 		}
-		holds := 0
+		holds, lowestFailedHold := 0, 0.0
 		for i, p := range sw.Probes {
 			if !p.Hold {
 				if s.measured[i] != 60 {
@@ -60,6 +60,9 @@ func TestHoldLowersAKneeThatACheckpointBreaks(t *testing.T) {
 			if p.Verdict != result.Pass && p.TargetRate <= sw.Knee {
 				t.Errorf("seed %d: a failed hold at %.0f, at or below the knee %.0f", seed, p.TargetRate, sw.Knee)
 			}
+			if p.Verdict != result.Pass && (lowestFailedHold == 0 || p.TargetRate < lowestFailedHold) {
+				lowestFailedHold = p.TargetRate
+			}
 		}
 		if holds < 2 {
 			t.Errorf("seed %d: %d holds; the short knee %.0f should have failed one", seed, holds, plain.Knee)
@@ -69,6 +72,11 @@ func TestHoldLowersAKneeThatACheckpointBreaks(t *testing.T) {
 		}
 		if iv := sw.Interval; iv == nil || iv.Midpoint > plain.Knee {
 			t.Errorf("seed %d: interval %+v: want one centred below the short knee %.0f", seed, iv, plain.Knee)
+		}
+		// Short passes at or above a rate whose hold failed count as fails in the fit, as
+		// in the bracket: the rate passed half the time lies below that hold.
+		if iv := sw.Interval; iv != nil && lowestFailedHold > 0 && iv.Midpoint >= lowestFailedHold {
+			t.Errorf("seed %d: interval %+v: its 50 %% pass rate lies at or above the failed hold at %.0f", seed, iv, lowestFailedHold)
 		}
 	}
 }
@@ -124,5 +132,41 @@ func TestHoldIsNotReusedAsAShortProbe(t *testing.T) {
 		if len(s2.calls) != len(whole.Probes)-k {
 			t.Errorf("%d prior probes: ran %d, want %d", k, len(s2.calls), len(whole.Probes)-k)
 		}
+	}
+}
+
+// TestFittedOverrulesPassesAboveAFailedHold: the interval is fitted with every short pass
+// at or above the lowest rate whose hold failed counted as a fail, as the bracket counts
+// it (recorded: the main job's oltp sync=on sweep of 2026-12-03, holds failed at 2,855,
+// 2,447 and 2,243 while 15 s probes passed at 2,651 and 2,447).
+func TestFittedOverrulesPassesAboveAFailedHold(t *testing.T) {
+	P, F, N := result.Pass, result.Fail, result.NotSteady
+	type pr struct {
+		rate float64
+		v    result.Verdict
+		hold bool
+	}
+	rec := []pr{{2855, P, false}, {3997, F, false}, {3426, F, false}, {3141, F, false}, {2998, P, false}, {2998, F, false},
+		{2855, P, false}, {2855, N, true}, {2039, P, false}, {2447, P, false}, {2651, P, false}, {2651, N, false},
+		{2447, P, false}, {2447, N, true}, {2243, P, false}, {2243, P, false}, {2243, F, true},
+		{2141, P, false}, {2141, P, false}, {2141, P, true}}
+	s := &searcher{unheld: map[float64]bool{}}
+	for _, p := range rec {
+		s.sweep.Probes = append(s.sweep.Probes, result.Probe{TargetRate: p.rate, Verdict: p.v, Hold: p.hold})
+		if p.hold && p.v != P {
+			s.unheld[p.rate] = true
+		}
+	}
+	for _, p := range s.fitted() {
+		if p.TargetRate >= 2243 && p.Verdict == P {
+			t.Errorf("fitted: a pass at %.0f, at or above the failed hold at 2,243", p.TargetRate)
+		}
+		if p.TargetRate < 2243 && p.Verdict != P {
+			t.Errorf("fitted: %s at %.0f, below every failed hold: want it as recorded (pass)", p.Verdict, p.TargetRate)
+		}
+	}
+	iv := KneeInterval(s.fitted(), 102)
+	if iv == nil || iv.Midpoint >= 2243 || iv.Lo > 2141 || iv.Hi > 2243+102 {
+		t.Errorf("KneeInterval(fitted) = %+v; want its 50 %% pass rate between the knee 2,141 and the failed hold 2,243", iv)
 	}
 }

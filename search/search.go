@@ -537,15 +537,21 @@ func (s *searcher) finish() {
 	s.sweep.Interval = KneeInterval(s.fitted(), widen)
 }
 
-// fitted are the probes the knee's interval is fitted to: every probe, with the passes of
-// a rate whose hold failed counted as fails, as the bracket counts them.
+// fitted are the probes the knee's interval is fitted to: every probe, with the passes at
+// or above the lowest rate whose hold failed counted as fails, as the bracket counts them
+// (its high edge drops to that rate: a rate above one that did not hold would not hold
+// either).
 func (s *searcher) fitted() []result.Probe {
-	if len(s.unheld) == 0 {
+	unheld := math.Inf(1)
+	for r := range s.unheld {
+		unheld = min(unheld, r)
+	}
+	if math.IsInf(unheld, 1) {
 		return s.sweep.Probes
 	}
 	ps := append([]result.Probe(nil), s.sweep.Probes...)
 	for i := range ps {
-		if s.unheld[ps[i].TargetRate] && ps[i].Verdict == result.Pass {
+		if ps[i].TargetRate >= unheld && ps[i].Verdict == result.Pass {
 			ps[i].Verdict = result.Fail
 		}
 	}
