@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"net"
 	"slices"
@@ -22,7 +23,7 @@ type Probe struct {
 	Warmup   time.Duration
 	Duration time.Duration
 	Conns    int
-	Threads  int           // cores the driver may use; 0 = auto
+	Threads  int           // cores the driver may use (--threads); 0 = auto
 	Engine   result.Engine // auto, loop or pgx
 	PoolWait time.Duration
 	MaxTries int
@@ -92,8 +93,8 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	fs.DurationVar(&p.Warmup, "warmup", warmup, "unmeasured warm-up before each probe's measured window"+why)
 	fs.DurationVar(&p.Duration, "duration", duration, "measured window of each probe (7 min covers a full checkpoint cycle)"+why)
 	fs.IntVar(&p.Conns, "conns", result.DefaultConns, "connections in the pool (the application's pool size)")
-	fs.IntVar(&p.Threads, "threads", 0, "cores the driver may use: with --engine loop, N loops on N cores (pgbench -j N), 0 = one; with pgx, GOMAXPROCS, 0 = auto: start on one and double them whenever it uses 75 % of those it has")
-	bindChoice(fs, &p.Engine, "engine", result.EngineAuto, "how the driver drives its connections: loop (one goroutine and epoll speaking the wire protocol over prepared statements, like pgbench; the least client CPU, one core), pgx (a goroutine per connection through pgx: every --exec-mode, TLS, all cores) or auto (loop when it can: --exec-mode cache_statement, no TLS, Linux)")
+	fs.Var(threadsValue{&p.Threads}, "threads", "cores the driver may use: `auto` (or 0) starts on one and adds cores as it needs them (loop: another loop when the loops are 75 % busy; pgx: doubles GOMAXPROCS at 75 % CPU); N fixes them (loop: N loops, like pgbench -j N; pgx: GOMAXPROCS N)")
+	bindChoice(fs, &p.Engine, "engine", result.EngineAuto, "how the driver drives its connections: loop (one goroutine and epoll speaking the wire protocol over prepared statements, like pgbench; the least client CPU, a core per loop: --threads), pgx (a goroutine per connection through pgx: every --exec-mode, TLS, all cores) or auto (loop when it can: --exec-mode cache_statement, no TLS, Linux)")
 	fs.DurationVar(&p.PoolWait, "pool-wait", result.DefaultPoolWait, "an arrival not started within this of its intended time is rejected (pool_timeout)")
 	fs.IntVar(&p.MaxTries, "max-tries", result.DefaultMaxTries, "attempts per arrival; only serialization and deadlock failures are retried")
 	bindChoice(fs, &p.ExecMode, "exec-mode", ExecCacheStatement, "query protocol: "+joined(ExecModes))
@@ -127,7 +128,7 @@ func (p *Probe) Check(pr *Problems) {
 		pr.Addf("--pool-wait must be > 0 and at most %v, got %v", MaxPoolWait, p.PoolWait)
 	}
 	if p.Threads < 0 || p.Threads > MaxThreads {
-		pr.Addf("--threads must be between 0 (auto) and %d, got %d", MaxThreads, p.Threads)
+		pr.Addf("--threads must be auto (or 0) or between 1 and %d, got %d", MaxThreads, p.Threads)
 	}
 	if p.MaxTries < 1 || p.MaxTries > MaxTries {
 		pr.Addf("--max-tries must be between 1 and %d, got %d", MaxTries, p.MaxTries)
@@ -224,3 +225,29 @@ func joined[T ~string](vs []T) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// threadsValue is --threads: "auto" (stored as 0, which the flag also takes) or a number
+// of cores.
+type threadsValue struct{ n *int }
+
+func (v threadsValue) String() string {
+	if v.n == nil || *v.n == 0 {
+		return "auto"
+	}
+	return strconv.Itoa(*v.n)
+}
+
+func (v threadsValue) Set(s string) error {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
+		*v.n = 0
+		return nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("want auto or a number of cores, got %q", s)
+	}
+	*v.n = n
+	return nil
+}
+
+func (threadsValue) Type() string { return "threads" }

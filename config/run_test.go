@@ -45,7 +45,7 @@ func TestRunValidate(t *testing.T) {
 		{[]string{"--rate", "5", "--workload", "tranfser"}, []string{`did you mean "transfer"`}},
 		{[]string{"--rate", "5", "--sync-commit", "of"}, []string{"--sync-commit", "valid: on, off"}},
 		{[]string{"--rate", "5", "--exec-mode", "simple"}, []string{"--exec-mode"}},
-		{[]string{"--rate", "5", "--threads", "-1"}, []string{"--threads must be between 0 (auto) and 1024"}},
+		{[]string{"--rate", "5", "--threads", "-1"}, []string{"--threads must be auto (or 0) or between 1 and 1024"}},
 		{[]string{"--rate", "5", "--batch", "10"}, []string{"--batch is only for the insert workload"}},
 		{[]string{"--rate", "5", "--workload", "insert", "--batch", "0"}, []string{"--batch must be between 1 and 10000"}},
 		{[]string{"--rate", "5", "--workload", "insert", "--batch", "10001"}, []string{"--batch must be between 1 and 10000"}},
@@ -113,5 +113,38 @@ func TestRunProblemsInOrder(t *testing.T) {
 	_, err := parseRun(t, "--rate", "10", "--conns", "0", "--sync-commit", "maybe")
 	if err == nil || !strings.Contains(err.Error(), `--conns must be between 1 and 10000, got 0; unknown --sync-commit value "maybe" (valid: on, off)`) {
 		t.Errorf("run --conns 0 --sync-commit maybe: %v", err)
+	}
+}
+
+// --threads takes auto (0, the default) or a number of cores, on the command line and in
+// a config file; anything else is one usage error.
+func TestThreadsFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 0},
+		{[]string{"--threads", "auto"}, 0},
+		{[]string{"--threads", "AUTO"}, 0},
+		{[]string{"--threads", "0"}, 0},
+		{[]string{"--threads", "3"}, 3},
+		{[]string{"--config", writeFile(t, "threads = auto\n")}, 0},
+		{[]string{"--config", writeFile(t, "threads = 2\n")}, 2},
+	} {
+		got, err := parseRun(t, append([]string{"--rate", "5"}, c.args...)...)
+		if err != nil || got.Threads != c.want {
+			t.Errorf("run %v: threads %v, %v; want %d", c.args, got, err, c.want)
+		}
+	}
+	for _, bad := range [][]string{{"--threads", "many"}, {"--threads", "1.5"}, {"--config", writeFile(t, "threads = all\n")}} {
+		_, err := parseRun(t, append([]string{"--rate", "5"}, bad...)...)
+		if err == nil || !IsUsage(err) || !strings.Contains(err.Error(), "want auto or a number of cores") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("run %v: %v, want one usage line asking for auto or a number", bad, err)
+		}
+	}
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	BindRun(fs, &Run{})
+	if f := fs.Lookup("threads"); f.DefValue != "auto" {
+		t.Errorf("--threads default shows as %q, want auto", f.DefValue)
 	}
 }

@@ -112,7 +112,7 @@ func TestSearchValidate(t *testing.T) {
 		{[]string{"--precision", "0"}, []string{"--precision must be between 0 and 1"}},
 		{[]string{"--duration", "0s", "--pool-wait", "0s", "--confirm", "-1", "--p99-slo", "-1ms"}, []string{"--duration", "--pool-wait", "--confirm", "--p99-slo"}},
 		{[]string{"--exec-mode", "simple"}, []string{"--exec-mode"}},
-		{[]string{"--threads", "5000"}, []string{"--threads must be between 0 (auto) and 1024"}},
+		{[]string{"--threads", "5000"}, []string{"--threads must be auto (or 0) or between 1 and 1024"}},
 		{[]string{"--wallets", "1", "--rows", "0", "--start-rate", "-5", "--growth", "1"}, []string{"--wallets", "--rows", "--start-rate", "--growth"}},
 		{[]string{"--lock-timeout", "-1s", "--max-tries", "0", "--zipf", "-1"}, []string{"--lock-timeout", "--max-tries", "--zipf"}},
 		{[]string{"--fraud-window", "25h", "--fraud-limit", "-1", "--repeats", "-2"}, []string{"--fraud-window", "--fraud-limit", "--repeats"}},

@@ -50,8 +50,9 @@
 // share everything but how they wait:
 //
 //   - the loop (loop_linux.go, loops_linux.go; the default where it can run): k loops
-//     (Config.Threads, one by default), each one goroutine on its own thread that issues
-//     its own streams' arrivals, waits for its connections' sockets in its own epoll and
+//     (Config.Threads; by default one, and more as they get busy: loops_grow_linux.go),
+//     each one goroutine on its own thread that issues its own streams' arrivals, waits
+//     for its connections' sockets in its own epoll and
 //     speaks the protocol itself (wire.go, on internal/pgwire, on pgx's pgproto3):
 //     pgbench's design, the cheapest on client CPU; the loops share one pool through
 //     the lobby (loops_linux.go);

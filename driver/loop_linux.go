@@ -109,6 +109,19 @@ type loop struct {
 	closing  sync.WaitGroup // connections being closed off the loop's goroutine
 	depth    atomic.Int64   // arrivals in the loop's queue that find no idle connection
 	busyFrac float64        // the loop's thread CPU over its run's wall time, set at its end
+
+	// issueMu is held while the loop issues arrivals (and by grow while it changes the
+	// rates); applied is how many of the engine's rate changes the loop's streams have.
+	issueMu sync.Mutex
+	applied int
+	// owned is the loop's connections (slots not handed over); keep is its share of the
+	// pool, which giveSpare and takeSpare move it to; nowned is owned for other loops.
+	owned  int
+	keep   atomic.Int32
+	nowned atomic.Int32
+	// sample is the loop's thread CPU at its latest yield (loopBusy).
+	sampleMu sync.Mutex
+	sample   busySample
 }
 
 // loopAvailable reports why the loop engine cannot run w on pool, or "" when it can.
@@ -181,6 +194,9 @@ func (lp *loop) build(ctx context.Context, wks []*worker) error {
 	if err := lp.openWake(); err != nil {
 		return err
 	}
+	lp.owned = len(wks)
+	lp.keep.Store(int32(lp.owned))
+	lp.nowned.Store(int32(lp.owned))
 	stmts := preparedStatements(lp.env.script)
 	for i, wk := range wks {
 		fd, known, err := borrow(ctx, wk.conn)
@@ -220,6 +236,7 @@ func (lp *loop) run(s *scheduler, issued func()) {
 	defer runtime.UnlockOSThread()
 	b, e := lp.b, lp.eng
 	cpu0, wall0 := threadCPU(), time.Now()
+	lp.sampleBusy(wall0)
 	defer func() {
 		if wall := time.Since(wall0); wall > 0 {
 			lp.busyFrac = (threadCPU() - cpu0).Seconds() / wall.Seconds()
@@ -236,7 +253,7 @@ func (lp *loop) run(s *scheduler, issued func()) {
 	for {
 		next := time.Duration(math.MaxInt64)
 		if issuing {
-			next, issuing = s.due(lp.own, lp.offer)
+			next, issuing = lp.issue(s)
 			if !issuing {
 				issued()
 			}
@@ -246,7 +263,13 @@ func (lp *loop) run(s *scheduler, issued func()) {
 			return
 		}
 		lp.reconnects()
+		if e.auto {
+			lp.takeSpare() // below its share: connections other loops handed over, before dispatch uses them
+		}
 		lp.dispatch()
+		if e.auto {
+			lp.giveSpare() // above its share: what dispatch left idle
+		}
 		lp.depth.Store(int64(lp.waitingNow()))
 		if !issuing && lp.busy == 0 && lp.queue.len() == 0 && e.issuing.Load() == 0 && e.lobby.len() == 0 {
 			lp.room.Store(0) // nobody wakes a loop that has ended
@@ -277,6 +300,9 @@ func (lp *loop) run(s *scheduler, issued func()) {
 			return
 		}
 		if now := time.Now(); now.Sub(yielded) >= loopMaxWait {
+			if e.auto {
+				lp.sampleBusy(now)
+			}
 			runtime.Gosched() // timers and the rest of the process
 			yielded = now
 		}
@@ -356,7 +382,7 @@ func (lp *loop) dispatch() {
 		b.reject(lp.queue.pop())
 	}
 	lp.eng.lobby.expire(b, now)
-	if lp.queue.len() > 0 && len(lp.eng.loops) > 1 {
+	if lp.queue.len() > 0 && len(lp.eng.loops()) > 1 {
 		lp.eng.handOff(lp)
 	}
 }
@@ -428,7 +454,7 @@ func (lp *loop) poll(d time.Duration) {
 			continue
 		}
 		sl := lp.slots[ev.Fd]
-		if sl.fd < 0 {
+		if sl == nil || sl.fd < 0 { // handed over to another loop, or closed
 			continue
 		}
 		if ev.Events&syscall.EPOLLOUT != 0 && sl.woff < len(sl.wire.out) {
@@ -609,6 +635,9 @@ func (lp *loop) drop(sl *slot, cancelFirst bool) {
 func (lp *loop) cancel() {
 	b := lp.b
 	for _, sl := range lp.slots {
+		if sl == nil {
+			continue
+		}
 		j := &sl.wk.job
 		switch sl.state {
 		case slotConnecting:
@@ -640,6 +669,9 @@ func (lp *loop) shutdown() {
 		}
 	}
 	for _, sl := range lp.slots {
+		if sl == nil {
+			continue
+		}
 		if sl.rn > 0 || sl.out {
 			// Bytes pgx would not know what to do with (part of a notice), or a write
 			// left unfinished: the connection cannot go back as it is.

@@ -15,18 +15,42 @@ import (
 
 // loopEngine is the event-loop engine: k loops (see loop_linux.go), each on its own
 // thread with its own epoll, connections and streams, sharing one pool through the lobby.
+// With Threads 0 (auto) it starts with one loop and grow adds loops as they get busy.
 type loopEngine struct {
 	env     *probeEnv
-	loops   []*loop
+	all     []*loop      // capacity for every loop the probe may run; all[:n] run (loops)
+	n       atomic.Int32 // loops added so far; all[i] is written before n passes i
 	lobby   lobby
 	issuing atomic.Int32 // loops still issuing arrivals
+
+	auto   bool // Threads 0: grow adds loops
+	max    int  // the most loops (Config.loopsMax)
+	per    int  // streams per loop
+	sched  *scheduler
+	issued func()
+	wg     sync.WaitGroup // the loops' goroutines
+
+	// changes are the rate changes published so far (grow), in order; written only with
+	// every running loop's issueMu held, so a loop reads it with its own held.
+	changes []rateChange
+	// added is each loop's start: the probe offset from which its streams issue (0 for
+	// the loops the probe started with); written by grow on the probe's goroutine.
+	added []time.Duration
+	// seen is each loop's last busy sample as loopBusy last read it (probe's goroutine).
+	seen []busySample
+
+	mu    sync.Mutex
+	spare []*slot      // connections a loop above its share handed over, for a loop below it; guarded by mu
+	nsp   atomic.Int32 // len(spare)
 }
 
 // newLoopEngine builds Config.loops() loops: loop i gets connections i, i+k, ... and
-// streams i, i+k, ... (Streams is a multiple of k: withDefaults).
+// streams i, i+k, ... (Streams is a multiple of k: withDefaults). With Threads 0 that is
+// one loop with every connection and stream; grow adds the others.
 func newLoopEngine(ctx context.Context, env *probeEnv) (*loopEngine, error) {
 	k := env.cfg.loops()
-	e := &loopEngine{env: env}
+	e := &loopEngine{env: env, auto: env.cfg.Threads == 0, max: env.cfg.loopsMax(), per: env.cfg.Streams / k}
+	e.all = make([]*loop, e.max)
 	e.lobby.head.Store(math.MaxInt64)
 	for i := range k {
 		var wks []*worker
@@ -35,42 +59,64 @@ func newLoopEngine(ctx context.Context, env *probeEnv) (*loopEngine, error) {
 		}
 		lp, err := newLoop(ctx, e, wks, loopStreams(i, k, env.cfg.Streams))
 		if err != nil {
-			for _, lp := range e.loops {
+			for _, lp := range e.loops() {
 				lp.close()
 			}
 			return nil, err
 		}
-		e.loops = append(e.loops, lp)
+		e.all[i] = lp
+		e.n.Store(int32(i + 1))
+		e.added = append(e.added, 0)
 	}
 	return e, nil
 }
 
 func (e *loopEngine) name() result.Engine { return EngineLoop }
 
-// cores is one per loop: each loop's goroutine keeps its P while it waits in epoll.
-func (e *loopEngine) cores() int { return len(e.loops) }
+// loops is the loops added so far; any goroutine.
+func (e *loopEngine) loops() []*loop { return e.all[:e.n.Load()] }
+
+// cores is one per loop: each loop's goroutine keeps its P while it waits in epoll. An
+// auto engine starts on one; threads gives each loop grow adds its core.
+func (e *loopEngine) cores() int { return len(e.loops()) }
 
 // cut does nothing itself: every loop sees books.cut within loopMaxWait and cancels on
 // its own goroutine, which owns its connections.
 func (e *loopEngine) cut() {}
 
 // run runs every loop on its own goroutine (each locks itself to its thread), calls
-// issued once all of them issue no more, and returns when all have ended.
+// issued once all of them issue no more, and returns when all have ended, those grow
+// added included; then it gives back the connections still on their way between loops.
 func (e *loopEngine) run(s *scheduler, issued func()) {
-	e.issuing.Store(int32(len(e.loops)))
-	var wg sync.WaitGroup
-	for _, lp := range e.loops {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lp.run(s, func() {
-				if e.issuing.Add(-1) == 0 {
-					issued()
-				}
-			})
-		}()
+	e.sched, e.issued = s, issued
+	e.issuing.Store(int32(len(e.loops())))
+	for _, lp := range e.loops() {
+		e.start(lp)
 	}
-	wg.Wait()
+	e.wg.Wait()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, sl := range e.spare {
+		sl.wk.release()
+	}
+	e.spare = nil
+	e.nsp.Store(0)
+}
+
+// start runs lp on a goroutine of its own.
+func (e *loopEngine) start(lp *loop) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		lp.run(e.sched, e.issuedOne)
+	}()
+}
+
+// issuedOne is a loop's word that it issues no more; the last one calls issued.
+func (e *loopEngine) issuedOne() {
+	if e.issuing.Add(-1) == 0 {
+		e.issued()
+	}
 }
 
 // offer is never called: each loop issues its own streams and offers their arrivals to
@@ -82,7 +128,7 @@ func (e *loopEngine) offer(arrival) (int, bool) {
 // waiting is the arrivals that find no idle connection in their loop, plus the lobby's.
 func (e *loopEngine) waiting() int {
 	n := e.lobby.len()
-	for _, lp := range e.loops {
+	for _, lp := range e.loops() {
 		n += int(lp.depth.Load())
 	}
 	return n
@@ -90,9 +136,19 @@ func (e *loopEngine) waiting() int {
 
 // busy is each loop's thread CPU over its wall time, once run has returned.
 func (e *loopEngine) busy() []float64 {
-	out := make([]float64, len(e.loops))
-	for i, lp := range e.loops {
-		out[i] = lp.busyFrac
+	out := make([]float64, 0, len(e.loops()))
+	for _, lp := range e.loops() {
+		out = append(out, lp.busyFrac)
+	}
+	return out
+}
+
+// addedAt is each loop's start, in seconds from the probe's start (0 for the loops the
+// probe started with), once run has returned.
+func (e *loopEngine) addedAt() []float64 {
+	out := make([]float64, len(e.added))
+	for i, at := range e.added {
+		out[i] = at.Seconds()
 	}
 	return out
 }
@@ -108,7 +164,7 @@ func (e *loopEngine) handOff(from *loop) {
 	l.sync()
 	l.mu.Unlock()
 	from.depth.Store(0)
-	for _, lp := range e.loops {
+	for _, lp := range e.loops() {
 		// A loop publishes its room and then looks at the lobby before it waits; the lobby
 		// was filled before its room is read here: one of the two sees the other.
 		if lp != from && lp.room.Load() > 0 {

@@ -55,7 +55,9 @@ type Config struct {
 	LagBound time.Duration
 	// Threads is how many cores (GOMAXPROCS) the probe's Go code may use. With the loop
 	// engine it is the number of loops (at most Conns), each on its own thread and core,
-	// and 0 means one. With the pgx engine 0 (auto) starts on one, like pgbench's default
+	// and 0 (auto) starts with one and adds a loop, and its core, after each judged second
+	// in which the loops were more than 75 % busy, up to the GOMAXPROCS the probe found
+	// (loops_grow_linux.go). With the pgx engine 0 (auto) starts on one, like pgbench's default
 	// single thread, and doubles after each second in which the process used more than
 	// 75 % of the cores it has, up to the GOMAXPROCS the probe found; n > 0 fixes it at
 	// n. One core is the cheapest way to drive a server: with more, the runtime wakes idle
@@ -66,7 +68,7 @@ type Config struct {
 	// cheapest on client CPU), "pgx" (a goroutine per connection through pgx: every
 	// --exec-mode, TLS, and as many cores as GOMAXPROCS) or "" / "auto": loop when it can
 	// run (a script workload, exec mode cache_statement, plain TCP or Unix sockets on
-	// Linux), else pgx. Each loop runs on one core: Threads loops (one when auto).
+	// Linux), else pgx. Each loop runs on one core: Threads loops (from one when auto).
 	Engine result.Engine
 
 	// CopyBatch and CopyWait are the copy engine's batches, for a workload whose arrivals
@@ -228,7 +230,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 		return nil, err
 	}
 	p.Engine = r.eng.name()
-	defer runtime.GOMAXPROCS(r.threads.start(cfg.Threads, r.eng.cores()))
+	defer runtime.GOMAXPROCS(r.threads.startEngine(cfg.Threads, r.eng))
 	if wait := time.Until(cfg.StartAt); !cfg.StartAt.IsZero() && wait > 0 {
 		t := time.NewTimer(wait)
 		select {
@@ -246,6 +248,9 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	if lb, ok := r.eng.(interface{ busy() []float64 }); ok {
 		p.LoopBusy = lb.busy()
 		p.Loops = len(p.LoopBusy)
+	}
+	if la, ok := r.eng.(interface{ addedAt() []float64 }); ok {
+		p.LoopsAddedS = la.addedAt()
 	}
 	r.fill(p)
 	if n := r.b.warm.committed.Load() + r.b.meas.committed.Load(); n > 0 {
@@ -445,7 +450,9 @@ func (r *probeRun) startObserver() {
 
 // finalize summarises every second whose arrivals all have outcomes (all, when force).
 func (r *probeRun) finalize(force bool) {
-	progress := r.sched.progress()
+	// A second is final once it has passed on the clock too: an auto loop engine adds
+	// streams from the moment it grows (loopEngine.grow), never in a second before it.
+	progress := min(r.sched.progress(), int64(time.Since(r.b.start)))
 	secs := r.b.secs
 	for r.nextFinal < len(secs) {
 		t := r.nextFinal

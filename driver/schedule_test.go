@@ -252,3 +252,220 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// splitRun is a probe's schedule across a mid-probe split, as an auto loop engine issues
+// it: one loop's per streams at rate until the instant at, when a second loop with per
+// fresh streams joins and every stream runs at rate/(2*per). The first loop applies the
+// change only after issuing its arrivals before at-late (a loop that lags behind its
+// schedule; late 0: one on time). It returns each stream's intended offsets before
+// horizon: the first loop's streams, then the new loop's.
+func splitRun(rate float64, per int, seed int64, at, late, horizon time.Duration) [][]time.Duration {
+	out := make([][]time.Duration, 2*per)
+	var old []*stream
+	for j := range per {
+		old = append(old, newStream(rate/float64(per), seed, j))
+	}
+	issue := func(j int, s *stream, before time.Duration) {
+		for s.peek() < before {
+			out[j] = append(out[j], s.advance())
+		}
+	}
+	for j, s := range old {
+		issue(j, s, at-late)
+		s.resplit(rateChange{at: at, meanNs: 1e9 * float64(2*per) / rate})
+		issue(j, s, horizon)
+	}
+	for j := range per {
+		issue(per+j, newStreamAt(rate/float64(2*per), seed, per+j, at), horizon)
+	}
+	return out
+}
+
+// mergedOffsets is every stream's offsets in time order, in seconds.
+func mergedOffsets(streams [][]time.Duration) []float64 {
+	var all []float64
+	for _, s := range streams {
+		for _, at := range s {
+			all = append(all, at.Seconds())
+		}
+	}
+	sort.Float64s(all)
+	return all
+}
+
+// A loop added mid-probe changes no intended start before the split, moves each stream's
+// pending arrival across it instead of dropping or repeating it, and continues each
+// stream from the same draws: nothing is duplicated or skipped, however late the loop
+// applies the change.
+func TestSplitNeitherDuplicatesNorSkips(t *testing.T) {
+	const rate, per = 3000.0, 2
+	const at, horizon = 1500 * time.Millisecond, 3 * time.Second
+	for _, late := range []time.Duration{0, 700 * time.Microsecond, 20 * time.Millisecond} {
+		for seed := int64(1); seed <= 5; seed++ {
+			got := splitRun(rate, per, seed, at, late, horizon)
+			for j := range per {
+				ref := newStream(rate/per, seed, j) // the same stream, never split
+				var before []time.Duration
+				for ref.peek() < at {
+					before = append(before, ref.advance())
+				}
+				s := got[j]
+				if len(s) < len(before)+2 || fmt.Sprint(s[:len(before)]) != fmt.Sprint(before) {
+					t.Fatalf("late %v, seed %d, stream %d: arrivals before the split %v..., want the unsplit stream's %d", late, seed, j, s[:min(len(s), 3)], len(before))
+				}
+				// The pending arrival is moved: its wait past the split doubles (the stream's
+				// rate halves), and each later gap is the unsplit stream's next draw, doubled.
+				refAt, prev := ref.advance(), s[len(before)]
+				if want := at + time.Duration(math.Round(float64(refAt-at)*2)); prev < want-1 || prev > want+1 {
+					t.Fatalf("late %v, seed %d, stream %d: first arrival after the split %v, want the pending %v moved to %v", late, seed, j, prev, refAt, want)
+				}
+				for i, x := range s[len(before)+1:] {
+					refNext := ref.advance()
+					if d := (x - prev) - 2*(refNext-refAt); x <= prev || d < -2 || d > 2 {
+						t.Fatalf("late %v, seed %d, stream %d: gap %d after the split %v, want twice the unsplit gap %v", late, seed, j, i, x-prev, refNext-refAt)
+					}
+					prev, refAt = x, refNext
+				}
+			}
+			for j := per; j < 2*per; j++ {
+				if len(got[j]) == 0 || got[j][0] < at || !sort.SliceIsSorted(got[j], func(a, b int) bool { return got[j][a] < got[j][b] }) {
+					t.Fatalf("late %v, seed %d: new stream %d starts %v: want increasing offsets from the split %v", late, seed, j, got[j][:min(3, len(got[j]))], at)
+				}
+			}
+		}
+	}
+}
+
+// Two changes reach a loop together (it lagged through both): they apply in order, each
+// at its own instant, and the stream's arrivals between them run at the middle rate.
+func TestSplitStackedChanges(t *testing.T) {
+	const meanNs = 1e6 // 1,000/s
+	s, ref := newStream(1e9/meanNs, 9, 0), newStream(1e9/meanNs, 9, 0)
+	t1, t2 := 5*time.Millisecond, 9*time.Millisecond
+	s.resplit(rateChange{at: t1, meanNs: 2 * meanNs})
+	s.resplit(rateChange{at: t2, meanNs: 3 * meanNs})
+	// The same draws by hand: gaps scaled by 1 before t1, 2 between t1 and t2, 3 after.
+	scale := func(x time.Duration) time.Duration { // the unsplit offset x on the split clock
+		y := float64(x)
+		if y > float64(t1) {
+			y = float64(t1) + 2*(y-float64(t1))
+		}
+		if y > float64(t2) {
+			y = float64(t2) + 1.5*(y-float64(t2))
+		}
+		return time.Duration(y)
+	}
+	for i := range 200 {
+		got, want := s.advance(), scale(ref.advance())
+		if d, tol := got-want, time.Duration(5+2*i); d < -tol || d > tol { // each gap is rounded to the nanosecond
+			t.Fatalf("arrival %d at %v, want %v (changes at %v to 500/s and %v to 333/s)", i, got, want, t1, t2)
+		}
+	}
+	if len(s.changes) != 0 {
+		t.Errorf("%d changes left pending after the stream passed both", len(s.changes))
+	}
+}
+
+// Across a split the probe's arrivals stay a Poisson stream at its rate: counts per
+// second are Poisson(rate) before, across and after it (a dispersion test), the wait from
+// the split to the next arrival is exponential at the rate (the merged stream forgets the
+// split: KS), and the merged gaps are exponential at the rate (KS, per seeded run).
+func TestSplitKeepsPoisson(t *testing.T) {
+	const rate, per, runs = 2000.0, 2, 200
+	const horizon = 4 * time.Second
+	var counts [4][]float64 // per second, per run
+	var residual []float64
+	crit := func(n int) float64 { return 1.63 / math.Sqrt(float64(n)) } // KS at alpha = 0.01
+	badGaps := 0
+	for seed := int64(1); seed <= runs; seed++ {
+		at := 1500*time.Millisecond + time.Duration(seed)*time.Millisecond // mid-second, varying
+		late := time.Duration(seed%3) * 400 * time.Microsecond
+		all := mergedOffsets(splitRun(rate, per, seed, at, late, horizon))
+		var c [4]float64
+		for _, x := range all {
+			c[int(x)]++
+		}
+		for i := range c {
+			counts[i] = append(counts[i], c[i])
+		}
+		i := sort.SearchFloat64s(all, at.Seconds())
+		residual = append(residual, all[i]-at.Seconds())
+		if d := ksDistance(gapsOf(all), rate); d > crit(len(all)) {
+			badGaps++
+		}
+	}
+	// Dispersion: sum of (x - rate)^2 / rate over n independent Poisson(rate) counts is
+	// about chi-square with n degrees of freedom.
+	for sec, cs := range counts {
+		var disp, sum float64
+		for _, x := range cs {
+			disp += (x - rate) * (x - rate) / rate
+			sum += x
+		}
+		p := distuv.ChiSquared{K: float64(len(cs))}.CDF(disp)
+		if p < 0.001 || p > 0.999 {
+			t.Errorf("second %d (split at 1.5 s + seed ms): counts' dispersion %.1f on %d runs (chi-square p %.4f): not Poisson(%v)", sec, disp, len(cs), p, rate)
+		}
+		if mean := sum / float64(len(cs)); math.Abs(mean-rate) > 4*math.Sqrt(rate/float64(len(cs))) {
+			t.Errorf("second %d: mean count %.1f over %d runs, want %v within 4 sd", sec, mean, len(cs), rate)
+		}
+	}
+	if d := ksDistance(residual, rate); d > crit(len(residual)) {
+		t.Errorf("wait from the split to the next arrival: KS distance %.4f > %.4f from Exp(%v)", d, crit(len(residual)), rate)
+	}
+	if badGaps > 6 { // at alpha = 0.01, 200 runs reject about 2; more than 6 has p < 0.005
+		t.Errorf("%d of %d seeded runs' merged gaps fail the KS test against Exp(%v)", badGaps, runs, rate)
+	}
+}
+
+// The tests above must be able to fail: a split that restarts every stream at the split
+// (dropping the pending arrivals' waits) keeps the rate but makes the wait after the
+// split shorter than exponential; one that forgets to slow the old streams doubles the
+// rate after it.
+func TestSplitTestsDetectWrongSplits(t *testing.T) {
+	const rate, per, runs = 2000.0, 2, 200
+	at := 1500 * time.Millisecond
+	var fast []float64
+	var residual []float64
+	for seed := int64(1); seed <= runs; seed++ {
+		got := splitRun(rate, per, seed, at, 0, 2*time.Second)
+		// Wrong: the old streams keep their rate (no resplit), the new ones add theirs.
+		var n float64
+		for j := range per {
+			s := newStream(rate/per, seed, j)
+			for s.peek() < 2*time.Second {
+				if s.advance() >= at {
+					n++
+				}
+			}
+			for _, x := range got[per+j] {
+				if x < 2*time.Second {
+					n++
+				}
+			}
+		}
+		fast = append(fast, n/(2*time.Second-at).Seconds())
+		// Wrong: the pending arrival is replaced by a fresh one drawn at the old stream's
+		// rate from the split: the wait after the split is the min of 2*per exponentials,
+		// per of them at twice the rate.
+		first := math.Inf(1)
+		for j := range 2 * per {
+			s := newStream(rate/per, seed+1000, j)
+			if j >= per {
+				s = newStream(rate/(2*per), seed+1000, j)
+			}
+			first = min(first, s.peek().Seconds())
+		}
+		residual = append(residual, first)
+	}
+	var sum float64
+	for _, r := range fast {
+		sum += r
+	}
+	if mean := sum / runs; math.Abs(mean-rate) < 0.2*rate {
+		t.Errorf("no resplit: rate after the split %.0f/s, want the rate test to see about 1.5x %v", mean, rate)
+	}
+	if d := ksDistance(residual, rate); d < 1.63/math.Sqrt(runs) {
+		t.Errorf("fresh draws at the old rate: KS distance %.4f, want a rejection", d)
+	}
+}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -66,5 +67,101 @@ func TestThreadsFixed(t *testing.T) {
 	th.tick()
 	if f.n != 3 {
 		t.Fatalf("fixed threads changed to %d", f.n)
+	}
+}
+
+// fakeGrower is an auto loop engine whose busy shares the test scripts: each tick reads
+// the next entry (nil: an interval not to judge).
+type fakeGrower struct {
+	script      [][]float64
+	tick        int
+	loops       int
+	max         int
+	refuse      bool // grow fails (issuing is over)
+	procs       *fakeProcs
+	procsAtGrow []int // GOMAXPROCS when grow was called
+}
+
+func (g *fakeGrower) growing() bool { return true }
+func (g *fakeGrower) loopMax() int  { return g.max }
+func (g *fakeGrower) loopBusy() ([]float64, bool) {
+	b := g.script[g.tick]
+	g.tick++
+	if b != nil && len(b) != g.loops {
+		panic("fakeGrower: the script's busy shares do not match the loops")
+	}
+	return b, b != nil
+}
+func (g *fakeGrower) grow() bool {
+	g.procsAtGrow = append(g.procsAtGrow, g.procs.n)
+	if g.refuse {
+		return false
+	}
+	g.loops++
+	return true
+}
+
+// The grow rule: a loop is added at a tick whose judged interval has the loops' mean busy
+// share above loopsGrowBusy, never at one not to judge, never above the maximum; its core
+// comes first, and goes again when the loop cannot be added.
+func TestThreadsGrowLoops(t *testing.T) {
+	f := &fakeProcs{n: 4}
+	g := &fakeGrower{loops: 1, max: 3, procs: f, script: [][]float64{
+		nil,          // 1: the first interval
+		{0.5},        // 2: half a core
+		{0.74},       // 3: just below
+		{0.8},        // 4: above: a second loop
+		nil,          // 5: the interval the loop was added in
+		{0.9, 0.55},  // 6: mean 0.725
+		{0.76, 0.76}, // 7: a third loop
+		nil,          // 8
+		{1, 1, 1},    // 9: saturated at the maximum
+		{1, 1, 1},    // 10
+	}}
+	th := f.threads()
+	th.loops = g
+	if prev := th.start(0, 1); prev != 4 || f.n != 1 {
+		t.Fatalf("start: restore %d, now %d; want restore 4, one core for one loop", prev, f.n)
+	}
+	wantLoops := []int{1, 1, 1, 2, 2, 2, 3, 3, 3, 3}
+	for i, want := range wantLoops {
+		th.tick()
+		if g.loops != want || f.n != want {
+			t.Fatalf("tick %d (busy %v): %d loops on %d cores, want %d on %d", i+1, g.script[i], g.loops, f.n, want, want)
+		}
+	}
+	if fmt.Sprint(g.procsAtGrow) != "[2 3]" {
+		t.Errorf("GOMAXPROCS when each loop was added: %v, want [2 3] (the new loop's core first)", g.procsAtGrow)
+	}
+	// A loop that cannot be added (issuing over) gives its core back.
+	f2 := &fakeProcs{n: 4}
+	g2 := &fakeGrower{loops: 1, max: 3, procs: f2, refuse: true, script: [][]float64{{0.95}}}
+	th2 := f2.threads()
+	th2.loops = g2
+	th2.start(0, 1)
+	th2.tick()
+	if len(g2.procsAtGrow) != 1 || g2.loops != 1 || f2.n != 1 {
+		t.Errorf("refused grow: asked %d times, %d loops on %d cores; want asked once, 1 loop on 1 core", len(g2.procsAtGrow), g2.loops, f2.n)
+	}
+}
+
+func TestGrowLoopsRule(t *testing.T) {
+	for _, c := range []struct {
+		busy []float64
+		max  int
+		want bool
+	}{
+		{nil, 4, false},
+		{[]float64{0.75}, 4, false},
+		{[]float64{0.7501}, 4, true},
+		{[]float64{1, 0.5}, 4, false},   // mean 0.75: not past it
+		{[]float64{1, 0.6}, 4, true},    // mean 0.8
+		{[]float64{1, 0.4}, 4, false},   // mean 0.7
+		{[]float64{0.9, 0.9}, 2, false}, // at the maximum
+		{[]float64{0.9}, 1, false},      // one loop allowed
+	} {
+		if got := growLoops(c.busy, c.max, loopsGrowBusy); got != c.want {
+			t.Errorf("growLoops(%v, max %d, %v) = %v, want %v", c.busy, c.max, loopsGrowBusy, got, c.want)
+		}
 	}
 }

@@ -236,6 +236,10 @@ type Probe struct {
 	// thread); LoopBusy is each loop's thread CPU time over its wall time (1 = a core).
 	Loops    int       `json:"loops,omitempty"`
 	LoopBusy []float64 `json:"loop_busy,omitempty"`
+	// LoopsAddedS is when each loop started issuing, in seconds from the probe's start: 0
+	// for the loops it started with (all of them with a fixed --threads); with --threads
+	// auto, the instants it added the others.
+	LoopsAddedS []float64 `json:"loops_added_s,omitempty"`
 	// ClientCPUPerTxMs is ClientCPUSeconds over every commit of the probe, warm-up and
 	// drain included (the CPU time covers them too), in ms.
 	ClientCPUPerTxMs float64 `json:"client_cpu_per_tx_ms,omitempty"`
