@@ -55,6 +55,7 @@ type wireConn struct {
 	args   []byte // a step's arguments in text form
 	ends   []int
 	stmts  []prepared
+	row    workload.RowBuf // the first row's values (the read buffer moves on before the step)
 	states []int8          // per statement: its state on this connection
 	known  map[string]int8 // the connection's CustomData entry: state by statement name
 
@@ -127,6 +128,9 @@ func (c *wireConn) receive(in []byte, t *workload.Txn) (int, bool, error) {
 		case *pgproto3.DataRow: // the first row's first column
 			if !c.gotRow && c.op == workload.OpStep {
 				c.gotRow = true
+				if t.ReadsRows() { // text, for custom scripts' \gset
+					c.reply.Result.Row = c.row.Copy(m.Values)
+				}
 				if c.states[c.stmt] == stmtInt && len(m.Values) > 0 && m.Values[0] != nil {
 					if v, err := strconv.ParseInt(string(m.Values[0]), 10, 64); err == nil {
 						c.reply.Result.First, c.reply.Result.HasFirst = v, true

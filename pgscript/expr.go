@@ -9,11 +9,15 @@ import (
 	"strings"
 )
 
-// Value is a variable's value: an integer, or a double when Double.
+// Value is a variable's value: an integer, a double when Double, or a text when Text (a
+// \gset column that is not a number, kept as the server sent it, as pgbench keeps every
+// \gset value; arithmetic reads it as a number, as pgbench does).
 type Value struct {
 	I      int64
 	F      float64
+	S      string
 	Double bool
+	Text   bool
 }
 
 // Int is an integer value.
@@ -22,17 +26,44 @@ func Int(v int64) Value { return Value{I: v} }
 // Float is a double value.
 func Float(v float64) Value { return Value{F: v, Double: true} }
 
+// Str is a text value.
+func Str(s string) Value { return Value{S: s, Text: true} }
+
 // AppendText appends v as pgbench sends it: an integer in decimal, a double with 15
-// significant digits (C's %.15g).
+// significant digits (C's %.15g), a text as it is.
 func (v Value) AppendText(b []byte) []byte {
-	if v.Double {
+	switch {
+	case v.Text:
+		return append(b, v.S...)
+	case v.Double:
 		return strconv.AppendFloat(b, v.F, 'g', 15, 64)
 	}
 	return strconv.AppendInt(b, v.I, 10)
 }
 
 // String is v's text form (AppendText).
-func (v Value) String() string { return string(v.AppendText(nil)) }
+func (v Value) String() string {
+	if v.Text {
+		return v.S
+	}
+	return string(v.AppendText(nil))
+}
+
+// number is v as a number: a text is read as an integer, else as a double, as pgbench
+// reads a variable's string value; a text that is neither is an error.
+func (v Value) number() (Value, error) {
+	if !v.Text {
+		return v, nil
+	}
+	s := strings.TrimSpace(v.S)
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return Int(i), nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return Float(f), nil
+	}
+	return Value{}, fmt.Errorf("malformed variable value %q: not a number", v.S)
+}
 
 func (v Value) float() float64 {
 	if v.Double {
@@ -64,29 +95,18 @@ type Expr struct {
 	args []*Expr
 }
 
-// function is one of the subset's functions.
+// function is one of the subset's functions; compile.go turns a call into code.
 type function struct {
 	name           string
 	minArgs, maxAr int // maxAr < 0: any number
-	eval           func(r *evaluator, args []Value) (Value, error)
 }
 
 var functions = map[string]*function{}
 
 func init() {
 	for _, f := range []*function{
-		{"random", 2, 2, randomOf(distUniform)},
-		{"random_zipfian", 3, 3, randomOf(distZipf)},
-		{"random_exponential", 3, 3, randomOf(distExponential)},
-		{"random_gaussian", 3, 3, randomOf(distGaussian)},
-		{"abs", 1, 1, evalAbs},
-		{"least", 1, -1, extremumOf(false)},
-		{"greatest", 1, -1, extremumOf(true)},
-		{"int", 1, 1, func(_ *evaluator, a []Value) (Value, error) {
-			i, err := a[0].toInt()
-			return Int(i), err
-		}},
-		{"double", 1, 1, func(_ *evaluator, a []Value) (Value, error) { return Float(a[0].float()), nil }},
+		{"random", 2, 2}, {"random_zipfian", 3, 3}, {"random_exponential", 3, 3}, {"random_gaussian", 3, 3},
+		{"abs", 1, 1}, {"least", 1, -1}, {"greatest", 1, -1}, {"int", 1, 1}, {"double", 1, 1},
 	} {
 		functions[f.name] = f
 	}
@@ -376,42 +396,6 @@ func (x *exprParser) call(depth int) (*Expr, error) {
 	return e, x.next()
 }
 
-// evaluator evaluates expressions against one run's variables.
-type evaluator struct {
-	vals []Value
-	rng  *rand.Rand
-	zipf func(n int64, s float64) (ZipfPicker, error)
-}
-
-func (r *evaluator) eval(e *Expr) (Value, error) {
-	switch e.op {
-	case 'c':
-		return e.val, nil
-	case 'v':
-		return r.vals[e.slot], nil
-	case 'f':
-		var buf [4]Value
-		args := buf[:0]
-		for _, a := range e.args {
-			v, err := r.eval(a)
-			if err != nil {
-				return Value{}, err
-			}
-			args = append(args, v)
-		}
-		return e.fn.eval(r, args)
-	}
-	l, err := r.eval(e.args[0])
-	if err != nil {
-		return Value{}, err
-	}
-	rv, err := r.eval(e.args[1])
-	if err != nil {
-		return Value{}, err
-	}
-	return arith(e.op, l, rv)
-}
-
 // arith is one of + - * / %: double arithmetic when either side is a double (% is
 // integer only), else integer arithmetic that fails on overflow, as pgbench does.
 func arith(op byte, l, r Value) (Value, error) {
@@ -476,17 +460,6 @@ func arith(op byte, l, r Value) (Value, error) {
 	return Int(a % b), nil
 }
 
-func evalAbs(_ *evaluator, a []Value) (Value, error) {
-	v := a[0]
-	if v.Double {
-		return Float(math.Abs(v.F)), nil
-	}
-	if v.I < 0 {
-		v.I = -v.I // pgbench wraps the same way for the smallest bigint
-	}
-	return v, nil
-}
-
 // ZipfPicker draws keys 1..n of a Zipf distribution.
 type ZipfPicker interface {
 	Pick(rng *rand.Rand) int64
@@ -502,102 +475,3 @@ const (
 	// float64 per value).
 	MaxZipfKeys = 10_000_000
 )
-
-type dist uint8
-
-const (
-	distUniform dist = iota
-	distZipf
-	distExponential
-	distGaussian
-)
-
-// randomOf is one of pgbench's random functions: an integer in [lb, ub] (inclusive)
-// drawn uniformly, or with the distribution and parameter of the third argument.
-func randomOf(d dist) func(r *evaluator, a []Value) (Value, error) {
-	return func(r *evaluator, a []Value) (Value, error) {
-		lb, err := a[0].toInt()
-		if err != nil {
-			return Value{}, err
-		}
-		ub, err := a[1].toInt()
-		if err != nil {
-			return Value{}, err
-		}
-		if lb > ub {
-			return Value{}, errors.New("empty range given to random")
-		}
-		n := uint64(ub) - uint64(lb) + 1 // the range's size, exact in uint64
-		if ub-lb < 0 || n > math.MaxInt64 {
-			return Value{}, errors.New("random range is too large")
-		}
-		if d == distUniform {
-			return Int(lb + int64(r.rng.Uint64N(n))), nil
-		}
-		param := a[2].float()
-		switch d {
-		case distExponential:
-			if !(param > 0) || math.IsInf(param, 0) {
-				return Value{}, fmt.Errorf("exponential parameter must be greater than zero (not %g)", param)
-			}
-			// pgbench: the density at the last value is exp(-param) of the first's.
-			cut := math.Exp(-param)
-			u := 1 - r.rng.Float64() // (0, 1]
-			x := -math.Log(cut+(1-cut)*u) / param
-			return Int(lb + int64(float64(n)*x)), nil
-		case distGaussian:
-			if !(param >= minGaussianParam) || math.IsInf(param, 0) {
-				return Value{}, fmt.Errorf("gaussian parameter must be at least %g (not %g)", minGaussianParam, param)
-			}
-			// A standard normal draw cut at +-param, mapped onto the range.
-			var z float64
-			for {
-				z = r.rng.NormFloat64()
-				if z >= -param && z < param {
-					break
-				}
-			}
-			return Int(lb + int64(float64(n)*(z+param)/(2*param))), nil
-		}
-		if !(param >= 0) || param > maxZipfParam {
-			return Value{}, fmt.Errorf("zipfian parameter must be in range [0, %g] (not %g)", maxZipfParam, param)
-		}
-		if n > MaxZipfKeys {
-			return Value{}, fmt.Errorf("random_zipfian over %d values: pgceiling's exact Zipf table takes at most %d", n, MaxZipfKeys)
-		}
-		if r.zipf == nil {
-			return Value{}, errors.New("random_zipfian: no Zipf chooser")
-		}
-		z, err := r.zipf(int64(n), param)
-		if err != nil {
-			return Value{}, err
-		}
-		return Int(lb - 1 + z.Pick(r.rng)), nil
-	}
-}
-
-// extremumOf is least (greatest false) or greatest: a double when any argument is one.
-func extremumOf(greatest bool) func(r *evaluator, a []Value) (Value, error) {
-	return func(_ *evaluator, a []Value) (Value, error) {
-		double := false
-		for _, v := range a {
-			double = double || v.Double
-		}
-		if double {
-			m := a[0].float()
-			for _, v := range a[1:] {
-				if f := v.float(); greatest && f > m || !greatest && f < m {
-					m = f
-				}
-			}
-			return Float(m), nil
-		}
-		m := a[0].I
-		for _, v := range a[1:] {
-			if greatest && v.I > m || !greatest && v.I < m {
-				m = v.I
-			}
-		}
-		return Int(m), nil
-	}
-}

@@ -30,12 +30,10 @@ type Command struct {
 	// variables' names in that order (each occurrence its own parameter, as pgbench does).
 	SQL    string
 	Params []string
-	// Gset: the statement's single row is stored into variables (\gset), named
-	// GsetPrefix + column name.
+	// Gset: the statement's single row is stored into variables (\gset), one per
+	// column, named GsetPrefix + the column's name.
 	Gset       bool
 	GsetPrefix string
-
-	varSlot int // a \set's variable slot, after Compile
 }
 
 // Script is one parsed script file.

@@ -99,11 +99,14 @@ func TestParseOLTPScript(t *testing.T) {
 		if i, err := p.Next(run); err != nil || i != want {
 			t.Fatalf("Next = %d, %v; want %d", i, err, want)
 		}
-		if want == 2 && !p.Gset(run, 1, 5) {
-			t.Fatal("Gset(statement 1) = false")
+		if want == 2 {
+			if !p.HasGset(1) || !equal(p.GsetColumns(1), []string{"recent"}) {
+				t.Fatalf("statement 1: HasGset %v, columns %v; want [recent]", p.HasGset(1), p.GsetColumns(1))
+			}
+			p.SetColumn(run, 1, 0, Int(5))
 		}
 		if want == 3 {
-			p.Gset(run, 2, 42)
+			p.SetColumn(run, 2, 0, Int(42))
 		}
 	}
 	if v := p.Param(run, 2, 5); v.I != 5 { // :recent
@@ -111,6 +114,13 @@ func TestParseOLTPScript(t *testing.T) {
 	}
 	if v := p.Param(run, 3, 0); v.I != 42 { // :id
 		t.Errorf(":id = %v, want 42 from \\gset", v)
+	}
+	// :window and :limit are constants: known at Compile, so an executor encodes them once.
+	if v, ok := p.ParamConst(1, 1); !ok || v != Int(3600) {
+		t.Errorf("ParamConst(1, 1) = %v, %v; want the constant :window 3600", v, ok)
+	}
+	if _, ok := p.ParamConst(1, 0); ok {
+		t.Error("ParamConst(1, 0) (:wallet, drawn per run) is known at Compile")
 	}
 	if i, err := p.Next(run); err != nil || i != -1 {
 		t.Fatalf("Next at the end = %d, %v; want -1", i, err)
@@ -178,8 +188,11 @@ func TestCompileRefusesUndefinedVariables(t *testing.T) {
 	for _, tc := range []struct {
 		src, want string
 	}{
-		{"\\set x :y + 1\nSELECT :x;", "t.sql:1: variable :y is used before it is set"},
-		{"SELECT :z;", "t.sql:1: variable :z is used before it is set"},
+		{"\\set x :y + 1\nSELECT :x;", "t.sql:1: variable :y is never set: no \\set of it and no \\gset column of that name"},
+		{"SELECT :z;", "t.sql:1: variable :z is never set"},
+		{"BEGIN;\nSELECT :a;\n\\set a 1\nCOMMIT;", "t.sql:2: variable :a is used before it is set (at line 3)"},
+		{"BEGIN;\nSELECT 1 AS a \\gset p_\nSELECT :a;\nCOMMIT;", "t.sql:3: variable :a is never set: no \\set of it and no \\gset column of that name (the \\gset at line 2 sets :p_a)"},
+		{"\\set w 10\n\\set x random_zipfian(1, :w, 0 - 1)\nSELECT :x;", "t.sql:2: \\set x: zipfian parameter must be in range"},
 		{"SELECT :client_id;", "t.sql:1: pgbench's built-in :client_id is not supported"},
 		{"\\set aid random(1, 100000 * :scale)\nSELECT :aid;", "t.sql:1: pgbench's built-in :scale is not supported"},
 		{"\\set x random(10, 1)\nSELECT :x;", "t.sql:1: \\set x: empty range given to random"},
@@ -194,32 +207,107 @@ func TestCompileRefusesUndefinedVariables(t *testing.T) {
 			t.Errorf("Parse(%q): %v", tc.src, err)
 			continue
 		}
-		_, err = Compile(s, Options{Zipf: newZipfTable})
+		_, err = Compile(s, Options{Columns: columns(map[int][]string{0: {"a"}}), Zipf: newZipfTable})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Compile(%q) = %v, want an error containing %q", tc.src, err, tc.want)
 		}
 	}
 }
 
+// TestCompileGsetColumns: \gset [PREFIX] sets one variable per column, named the prefix
+// and the column's name, of any type (integer, double or text as the executor decodes
+// them); a column that makes no valid variable name is refused at file:line.
 func TestCompileGsetColumns(t *testing.T) {
-	s, err := Parse("t.sql", "BEGIN;\nSELECT 1 AS a, 2 AS b \\gset p_\nSELECT :p_a;\nCOMMIT;")
+	s, err := Parse("t.sql", "BEGIN;\nSELECT 1 AS a, 2.5 AS b, 'x' AS c \\gset p_\nSELECT :p_a, :p_b, :p_c;\nCOMMIT;")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Compile(s, Options{Columns: columns(map[int][]string{0: {"a", "b"}})}); err == nil || !strings.Contains(err.Error(), "t.sql:2: \\gset: the statement returns 2 columns") {
-		t.Errorf("Compile with two \\gset columns = %v, want the file:line refusal", err)
+	if _, err := Compile(s, Options{Columns: columns(map[int][]string{0: {"a", "?column?"}})}); err == nil || !strings.Contains(err.Error(), `t.sql:2: \gset: column "p_?column?" does not make a valid variable name`) {
+		t.Errorf("Compile with an unnamed \\gset column = %v, want the file:line refusal", err)
 	}
-	p, err := Compile(s, Options{Columns: columns(map[int][]string{0: {"a"}})})
+	if _, err := Compile(s, Options{Columns: columns(map[int][]string{0: {"a", "b"}})}); err == nil || !strings.Contains(err.Error(), "t.sql:3: variable :p_c is never set") {
+		t.Errorf("Compile without column c = %v, want :p_c never set at t.sql:3", err)
+	}
+	p, err := Compile(s, Options{Columns: columns(map[int][]string{0: {"a", "b", "c"}})})
 	if err != nil {
-		t.Fatalf("Compile with one column: %v", err)
+		t.Fatalf("Compile with three columns: %v", err)
 	}
 	st := p.NewState()
 	p.Reset(st, 1, 1)
 	p.Next(st)
-	p.Gset(st, 0, 9)
+	for col, v := range []Value{Int(9), Float(2.5), Str("x")} {
+		p.SetColumn(st, 0, col, v)
+	}
 	p.Next(st)
-	if v := p.Param(st, 1, 0); v.I != 9 {
-		t.Errorf(":p_a = %v, want 9 (prefix p_ + column a)", v)
+	for j, want := range []Value{Int(9), Float(2.5), Str("x")} {
+		if v := p.Param(st, 1, j); v != want {
+			t.Errorf("parameter %d = %+v, want %+v (prefix p_ + column)", j, v, want)
+		}
+	}
+}
+
+// TestGsetTextInArithmetic: a text value from \gset is read as a number in a \set
+// expression, as pgbench reads its variables' strings; a text that is no number fails
+// the run at the \set's file:line.
+func TestGsetTextInArithmetic(t *testing.T) {
+	p := mustCompile(t, "BEGIN;\nSELECT '41' AS n \\gset\n\\set m :n + 1\nSELECT :m;\nCOMMIT;", map[int][]string{0: {"n"}})
+	st := p.NewState()
+	for _, tc := range []struct {
+		in   Value
+		want Value
+		err  string
+	}{
+		{Str("41"), Int(42), ""},
+		{Str(" 1.5"), Float(2.5), ""},
+		{Str("x"), Value{}, `t.sql:3: \set m: malformed variable value "x"`},
+	} {
+		p.Reset(st, 1, 1)
+		p.Next(st)
+		p.SetColumn(st, 0, 0, tc.in)
+		_, err := p.Next(st)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf(":n = %+v: Next = %v, want an error containing %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if v := p.Param(st, 1, 0); err != nil || v != tc.want {
+			t.Errorf(":n = %+v: :m = %+v, %v; want %+v", tc.in, v, err, tc.want)
+		}
+	}
+}
+
+// TestRunAllocatesNothing: one run of a compiled script (its \sets, constants and
+// draws, Zipf included) allocates nothing, so an arrival costs its arithmetic only.
+func TestRunAllocatesNothing(t *testing.T) {
+	src, err := os.ReadFile("../bench/pgbench/oltp.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mustCompile(t, string(src), map[int][]string{1: {"recent"}, 2: {"id"}})
+	st := p.NewState()
+	var seed uint64
+	n := testing.AllocsPerRun(500, func() {
+		seed++
+		p.Reset(st, seed, 1)
+		for {
+			i, err := p.Next(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i < 0 {
+				break
+			}
+			if p.HasGset(i) {
+				p.SetColumn(st, i, 0, Int(3))
+			}
+			for j := range p.Statement(i).Params {
+				_ = p.Param(st, i, j)
+			}
+		}
+	})
+	if n != 0 {
+		t.Errorf("a run of oltp.sql allocates %v times, want 0", n)
 	}
 }
 
@@ -423,7 +511,9 @@ func FuzzParse(f *testing.F) {
 			for j := range p.Statement(i).Params {
 				_ = p.Param(st, i, j).String()
 			}
-			p.Gset(st, i, 1)
+			for col := range p.GsetColumns(i) {
+				p.SetColumn(st, i, col, Str("1"))
+			}
 		}
 	})
 }

@@ -3,6 +3,8 @@ package pgscript
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -17,26 +19,45 @@ var builtins = map[string]string{
 // Options are what Compile needs beyond the script.
 type Options struct {
 	// Columns returns the names of the result columns of statement i (in Statements
-	// order) that has \gset, as the server describes them. pgceiling's executors read one
-	// integer column, so a \gset statement must return exactly one; Columns reports an
-	// error (with its own context) otherwise.
+	// order) that has \gset, as the server describes them: \gset sets one variable per
+	// column, named its prefix + the column's name. Columns reports an error (with its
+	// own context) for a statement whose columns cannot be stored.
 	Columns func(i int, c *Command) ([]string, error)
 	// Zipf returns a chooser over 1..n with exponent s; Compile caches them.
 	Zipf func(n int64, s float64) (ZipfPicker, error)
 }
 
 // Program is a compiled script, safe for concurrent use by many runs (each with its
-// own State).
+// own State). Its variables live in slots, numbered once at Compile, so a run's values
+// are a slice indexed by slot: no map per transaction.
 type Program struct {
-	File   string
-	cmds   []Command // the script's commands; Expr slots resolved
-	stmts  []int     // the statements to send: indices into cmds
-	params [][]int   // per statement: the slots of its parameters
-	gset   []int     // per statement: the slot its \gset stores into, or -1
-	names  []string  // variables by slot
-	zipf   func(n int64, s float64) (ZipfPicker, error)
-	mu     sync.Mutex // serialises building a table
-	tables sync.Map   // zipfKey -> ZipfPicker
+	File     string
+	cmds     []Command    // the script's commands
+	stmts    []int        // the statements to send: indices into cmds
+	sets     [][]setInstr // sets[i]: the \set commands that run before statement i; sets[len(stmts)]: after the last
+	params   [][]int      // per statement: the slots of its parameters
+	known    [][]known    // per statement: what Compile knows of each parameter's value
+	gset     [][]int      // per statement: the slots its \gset columns store into (nil: no \gset)
+	gsetCols [][]string   // per statement: those columns' names, as described
+	names    []string     // variables by slot
+	zipf     func(n int64, s float64) (ZipfPicker, error)
+	mu       sync.Mutex // serialises building a table
+	tables   sync.Map   // zipfKey -> ZipfPicker
+}
+
+// setInstr is one compiled \set: the code of its expression and its variable's slot.
+type setInstr struct {
+	slot int
+	line int
+	name string
+	code code
+}
+
+// known is a parameter whose value Compile computed (every \set it depends on is a
+// constant), so an executor can encode it once.
+type known struct {
+	ok  bool
+	val Value
 }
 
 type zipfKey struct {
@@ -45,10 +66,12 @@ type zipfKey struct {
 }
 
 // Compile resolves s's variables (each must be set before its use, by \set or \gset)
-// and checks the commands before the first statement by running them once: an error
-// there (an empty random range, a division by zero) is found before any load runs.
+// into slots, compiles each \set expression into code (constants folded, constant
+// arguments of the random functions checked and their Zipf tables built once), and runs
+// the commands before the first statement once: an error there (an empty random range,
+// a division by zero) is found before any load runs.
 func Compile(s *Script, opt Options) (*Program, error) {
-	p := &Program{File: s.File, zipf: opt.Zipf}
+	p := &Program{File: s.File, zipf: opt.Zipf, cmds: s.Commands}
 	slots := map[string]int{}
 	slot := func(name string) int {
 		if i, ok := slots[name]; ok {
@@ -58,17 +81,57 @@ func Compile(s *Script, opt Options) (*Program, error) {
 		p.names = append(p.names, name)
 		return len(p.names) - 1
 	}
+	// The columns of every \gset first, so that an undefined variable's error can say
+	// where (or whether) it is set.
+	cols := map[int][]string{} // by command index
+	setAt := map[string]int{}  // variable -> the first line that sets it
+	var gsets []string         // "line N sets :a, :b" per \gset
+	st := 0
+	for i := range s.Commands {
+		c := &s.Commands[i]
+		switch c.Kind {
+		case KindSet:
+			if _, ok := setAt[c.Var]; !ok {
+				setAt[c.Var] = c.Line
+			}
+		case KindSQL:
+			if c.Gset {
+				names, err := gsetColumns(s.File, st, c, opt.Columns)
+				if err != nil {
+					return nil, err
+				}
+				cols[i] = names
+				vars := make([]string, len(names))
+				for j, n := range names {
+					vars[j] = ":" + c.GsetPrefix + n
+					if _, ok := setAt[c.GsetPrefix+n]; !ok {
+						setAt[c.GsetPrefix+n] = c.Line
+					}
+				}
+				gsets = append(gsets, fmt.Sprintf("the \\gset at line %d sets %s", c.Line, strings.Join(vars, ", ")))
+			}
+			st++
+		}
+	}
 	defined := map[string]bool{}
 	use := func(line int, name string) (int, error) {
-		if !defined[name] {
-			if why, ok := builtins[name]; ok {
-				return 0, &Error{s.File, line, why}
-			}
-			return 0, &Error{s.File, line, fmt.Sprintf("variable :%s is used before it is set (by \\set or \\gset)", name)}
+		if defined[name] {
+			return slot(name), nil
 		}
-		return slot(name), nil
+		if why, ok := builtins[name]; ok {
+			return 0, &Error{s.File, line, why}
+		}
+		if at, ok := setAt[name]; ok {
+			return 0, &Error{s.File, line, fmt.Sprintf("variable :%s is used before it is set (at line %d)", name, at)}
+		}
+		msg := fmt.Sprintf("variable :%s is never set: no \\set of it and no \\gset column of that name", name)
+		if len(gsets) > 0 {
+			msg += " (" + strings.Join(gsets, "; ") + ")"
+		}
+		return 0, &Error{s.File, line, msg}
 	}
-	p.cmds = make([]Command, len(s.Commands))
+	cc := &compiler{known: map[int]Value{}, zipf: p.zipfTable}
+	sets := []setInstr{}
 	for i, c := range s.Commands {
 		switch c.Kind {
 		case KindSet:
@@ -76,52 +139,77 @@ func Compile(s *Script, opt Options) (*Program, error) {
 			if err != nil {
 				return nil, err
 			}
-			c.Expr = e
+			code, err := cc.expr(e)
+			if err != nil {
+				return nil, &Error{s.File, c.Line, fmt.Sprintf("\\set %s: %v", c.Var, err)}
+			}
 			defined[c.Var] = true
-			c.varSlot = slot(c.Var)
+			sl := slot(c.Var)
+			if code.konst {
+				cc.known[sl] = code.val
+			} else {
+				delete(cc.known, sl)
+			}
+			sets = append(sets, setInstr{slot: sl, line: c.Line, name: c.Var, code: code})
 		case KindSQL:
-			st := len(p.stmts)
 			p.stmts = append(p.stmts, i)
+			p.sets = append(p.sets, sets)
+			sets = []setInstr{}
 			ps := make([]int, len(c.Params))
+			ks := make([]known, len(c.Params))
 			for j, name := range c.Params {
 				sl, err := use(c.Line, name)
 				if err != nil {
 					return nil, err
 				}
 				ps[j] = sl
+				ks[j].val, ks[j].ok = cc.known[sl]
 			}
 			p.params = append(p.params, ps)
-			g := -1
+			p.known = append(p.known, ks)
+			var gs []int
 			if c.Gset {
-				if opt.Columns == nil {
-					return nil, &Error{s.File, c.Line, "\\gset: the statement's columns are not known (not described)"}
+				for _, n := range cols[i] {
+					name := c.GsetPrefix + n
+					defined[name] = true
+					sl := slot(name)
+					delete(cc.known, sl)
+					gs = append(gs, sl)
 				}
-				cols, err := opt.Columns(st, &s.Commands[i])
-				if err != nil {
-					return nil, err
-				}
-				if len(cols) != 1 {
-					return nil, &Error{s.File, c.Line, fmt.Sprintf("\\gset: the statement returns %d columns; pgceiling stores exactly one integer column", len(cols))}
-				}
-				name := c.GsetPrefix + cols[0]
-				if !validName(name) {
-					return nil, &Error{s.File, c.Line, fmt.Sprintf("\\gset: column %q is not a valid variable name", name)}
-				}
-				defined[name] = true
-				g = slot(name)
 			}
-			p.gset = append(p.gset, g)
+			p.gset = append(p.gset, gs)
+			p.gsetCols = append(p.gsetCols, cols[i])
 		}
-		p.cmds[i] = c
 	}
-	// Run the commands before the first statement once, as a check and to build the
-	// Zipf tables they ask for before the load starts.
-	st := p.NewState()
-	p.Reset(st, 1, 2)
-	if _, err := p.Next(st); err != nil {
+	p.sets = append(p.sets, sets)
+	// Run the commands before the first statement once, as a check.
+	run := p.NewState()
+	p.Reset(run, 1, 2)
+	if _, err := p.Next(run); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// gsetColumns asks opt for the columns of statement st (command c), which has \gset,
+// and checks that each makes a valid variable name.
+func gsetColumns(file string, st int, c *Command, columns func(int, *Command) ([]string, error)) ([]string, error) {
+	if columns == nil {
+		return nil, &Error{file, c.Line, "\\gset: the statement's columns are not known (not described)"}
+	}
+	names, err := columns(st, c)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, &Error{file, c.Line, "\\gset: the statement returns no columns"}
+	}
+	for _, n := range names {
+		if !validName(c.GsetPrefix + n) {
+			return nil, &Error{file, c.Line, fmt.Sprintf("\\gset: column %q does not make a valid variable name (name it with AS)", c.GsetPrefix+n)}
+		}
+	}
+	return slices.Clone(names), nil
 }
 
 // resolve copies e with its variables' slots set.
@@ -154,19 +242,20 @@ func (p *Program) NumStatements() int { return len(p.stmts) }
 // Statement is the program's statement i (Statements order).
 func (p *Program) Statement(i int) *Command { return &p.cmds[p.stmts[i]] }
 
-// State is one run of a program: its variables, its RNG and where it is. A State is
-// reused from run to run (Reset).
+// State is one run of a program: its variables by slot, its RNG and where it is. A
+// State is reused from run to run (Reset), so a run allocates nothing.
 type State struct {
-	ev   evaluator
+	vals []Value
 	pcg  rand.PCG
-	pc   int // the next command
-	last int // the statement Next returned last
+	rng  rand.Rand
+	zipf zipfSource
+	next int // the statement Next returns next
 }
 
 // NewState returns a state for runs of p.
 func (p *Program) NewState() *State {
-	st := &State{ev: evaluator{vals: make([]Value, len(p.names)), zipf: p.zipfTable}}
-	st.ev.rng = rand.New(&st.pcg)
+	st := &State{vals: make([]Value, len(p.names)), zipf: p.zipfTable}
+	st.rng = *rand.New(&st.pcg)
 	return st
 }
 
@@ -174,48 +263,56 @@ func (p *Program) NewState() *State {
 // the same run (a retried transaction sends the same values).
 func (p *Program) Reset(st *State, seed1, seed2 uint64) {
 	st.pcg.Seed(seed1, seed2)
-	st.pc, st.last = 0, -1
-	clear(st.ev.vals)
+	st.next = 0
 }
 
-// Next runs the meta-commands up to the next statement to send and returns its index
+// Next runs the \set commands up to the next statement to send and returns its index
 // (Statements order), or -1 when the run is over. An evaluation error names file:line.
 func (p *Program) Next(st *State) (int, error) {
-	for st.pc < len(p.cmds) {
-		i := st.pc
-		c := &p.cmds[i]
-		st.pc++
-		switch c.Kind {
-		case KindSet:
-			v, err := st.ev.eval(c.Expr)
-			if err != nil {
-				return -1, &Error{p.File, c.Line, fmt.Sprintf("\\set %s: %v", c.Var, err)}
-			}
-			st.ev.vals[c.varSlot] = v
-		case KindSQL:
-			st.last++
-			return st.last, nil
-		}
+	i := st.next
+	if i > len(p.stmts) {
+		return -1, nil
 	}
-	return -1, nil
+	sets := p.sets[i]
+	for k := range sets {
+		in := &sets[k]
+		if in.code.konst {
+			st.vals[in.slot] = in.code.val
+			continue
+		}
+		v, err := in.code.fn(st)
+		if err != nil {
+			return -1, &Error{p.File, in.line, fmt.Sprintf("\\set %s: %v", in.name, err)}
+		}
+		st.vals[in.slot] = v
+	}
+	st.next++
+	if i == len(p.stmts) {
+		return -1, nil
+	}
+	return i, nil
 }
 
 // Param is the value of statement stmt's parameter j ($j+1) in the run.
-func (p *Program) Param(st *State, stmt, j int) Value { return st.ev.vals[p.params[stmt][j]] }
+func (p *Program) Param(st *State, stmt, j int) Value { return st.vals[p.params[stmt][j]] }
 
-// Gset stores v, the single integer column of statement stmt's single row, into its
-// \gset variable. It reports whether the statement has \gset.
-func (p *Program) Gset(st *State, stmt int, v int64) bool {
-	g := p.gset[stmt]
-	if g < 0 {
-		return false
-	}
-	st.ev.vals[g] = Int(v)
-	return true
+// ParamConst is the value of statement stmt's parameter j when Compile computed it
+// (the same in every run), so an executor can encode it once.
+func (p *Program) ParamConst(stmt, j int) (Value, bool) {
+	k := p.known[stmt][j]
+	return k.val, k.ok
 }
 
+// GsetColumns are the columns whose values statement stmt's \gset stores, in order
+// (nil without \gset).
+func (p *Program) GsetColumns(stmt int) []string { return p.gsetCols[stmt] }
+
+// SetColumn stores v, column col of statement stmt's single row, into its \gset
+// variable.
+func (p *Program) SetColumn(st *State, stmt, col int, v Value) { st.vals[p.gset[stmt][col]] = v }
+
 // HasGset reports whether statement stmt stores its row (\gset).
-func (p *Program) HasGset(stmt int) bool { return p.gset[stmt] >= 0 }
+func (p *Program) HasGset(stmt int) bool { return p.gset[stmt] != nil }
 
 // zipfTable returns the cached chooser over 1..n with exponent s, building it once.
 func (p *Program) zipfTable(n int64, s float64) (ZipfPicker, error) {

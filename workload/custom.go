@@ -2,14 +2,17 @@ package workload
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/pgceiling/pgceiling/pgscript"
 )
@@ -35,19 +38,61 @@ type CustomFile struct {
 // driver's row check is skipped for it (docs/scripts.md), not faked.
 //
 // Custom needs Describe before it runs: the server describes every statement once, so
-// a statement the server refuses is reported at file:line before any load, and the
-// columns that \gset stores are known by name.
+// a statement the server refuses is reported at file:line before any load, the columns
+// that \gset stores are known by name and type, and each parameter's type decides how
+// its value is sent. A transaction then costs what a built-in shape's does: its
+// variables sit in a slice kept with the executor's reused Tx, its \set expressions
+// were compiled once, and building its arguments allocates nothing.
 type Custom struct {
 	txn
 	files   []CustomFile
 	scripts []*pgscript.Script
 	progs   []*pgscript.Program // nil until Describe
+	plans   [][]stmtPlan        // per script, per statement: how to send and read it
 	cum     []int               // cumulative weights
 	total   int
 	stmts   []Statement // every script's statements, script by script
 	first   []int       // first[s]: the index in stmts of script s's statement 0
-	states  sync.Map    // *Tx -> *customRun: each executor's Tx is reused, so this stays small
 	zipf    func(n int64, s float64) (pgscript.ZipfPicker, error)
+}
+
+// stmtPlan is how one statement's arguments are sent and its \gset columns read,
+// decided once from the types the server described.
+type stmtPlan struct {
+	args []argPlan
+	cols []colPlan // the \gset columns (none without \gset)
+	line int
+}
+
+// argKind is how a parameter's value is sent, from the parameter's type.
+type argKind uint8
+
+const (
+	argInt   argKind = iota // smallint, integer, bigint: an integer as Int (pgx: binary)
+	argFloat                // real, double precision: a number as Float (pgx: binary)
+	argText                 // any other type (numeric, text, interval, ...): the value's text
+)
+
+// argPlan is one parameter: its kind, and its Arg when the value is a constant.
+type argPlan struct {
+	kind  argKind
+	konst bool
+	arg   Arg
+}
+
+// colKind is how a \gset column's value is stored, from the column's type.
+type colKind uint8
+
+const (
+	colInt   colKind = iota // smallint, integer, bigint: an integer variable
+	colFloat                // real, double precision: a double variable
+	colText                 // any other type: the value's text (numeric keeps its digits)
+)
+
+type colPlan struct {
+	kind colKind
+	name string
+	oid  uint32
 }
 
 var (
@@ -100,29 +145,30 @@ func NewCustom(files []CustomFile, p Params) (*Custom, error) {
 }
 
 // Describe prepares every statement once on conn (unnamed, so nothing stays behind): a
-// statement the server refuses is an error at its file:line, and the single column a
-// \gset statement returns names its variable. Then the scripts are compiled, and the
-// commands before each one's first statement run once as a check.
+// statement the server refuses is an error at its file:line, the columns of a \gset
+// statement name its variables, and every parameter's type decides how its value goes.
+// Then the scripts are compiled, and the commands before each one's first statement run
+// once as a check.
 func (c *Custom) Describe(ctx context.Context, conn *pgx.Conn) error {
 	progs := make([]*pgscript.Program, len(c.scripts))
+	plans := make([][]stmtPlan, len(c.scripts))
 	for si, s := range c.scripts {
-		for _, st := range s.Statements() {
-			if _, err := conn.PgConn().Prepare(ctx, "", st.SQL, nil); err != nil {
-				return fmt.Errorf("%s:%d: the server refuses the statement: %w", s.File, st.Line, err)
-			}
-		}
-		cols := func(_ int, st *pgscript.Command) ([]string, error) {
+		stmts := s.Statements()
+		descs := make([]*pgconn.StatementDescription, len(stmts))
+		for k, st := range stmts {
 			sd, err := conn.PgConn().Prepare(ctx, "", st.SQL, nil)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", s.File, st.Line, err)
+				return fmt.Errorf("%s:%d: the server refuses the statement: %w", s.File, st.Line, err)
 			}
-			var names []string
-			for _, f := range sd.Fields {
-				if !IsIntegerOID(f.DataTypeOID) {
-					return nil, &pgscript.Error{File: s.File, Line: st.Line,
-						Msg: fmt.Sprintf("\\gset: column %q is not an integer (smallint, integer or bigint): pgceiling stores one integer column", f.Name)}
-				}
-				names = append(names, f.Name)
+			if len(sd.ParamOIDs) != len(st.Params) {
+				return fmt.Errorf("%s:%d: the server describes %d parameters, the statement has %d :variables", s.File, st.Line, len(sd.ParamOIDs), len(st.Params))
+			}
+			descs[k] = sd
+		}
+		cols := func(k int, _ *pgscript.Command) ([]string, error) {
+			names := make([]string, len(descs[k].Fields))
+			for i, f := range descs[k].Fields {
+				names[i] = f.Name
 			}
 			return names, nil
 		}
@@ -131,9 +177,70 @@ func (c *Custom) Describe(ctx context.Context, conn *pgx.Conn) error {
 			return err
 		}
 		progs[si] = p
+		plans[si] = make([]stmtPlan, len(stmts))
+		for k, st := range stmts {
+			plans[si][k] = planStatement(p, k, st, descs[k])
+		}
 	}
-	c.progs = progs
+	c.progs, c.plans = progs, plans
 	return nil
+}
+
+// planStatement decides how statement k's arguments go and its \gset columns are read.
+func planStatement(p *pgscript.Program, k int, st *pgscript.Command, sd *pgconn.StatementDescription) stmtPlan {
+	plan := stmtPlan{line: st.Line, args: make([]argPlan, len(st.Params))}
+	for j, oid := range sd.ParamOIDs {
+		a := &plan.args[j]
+		switch {
+		case IsIntegerOID(oid):
+			a.kind = argInt
+		case oid == pgtype.Float8OID || oid == pgtype.Float4OID:
+			a.kind = argFloat
+		default:
+			a.kind = argText
+		}
+		if v, ok := p.ParamConst(k, j); ok {
+			a.konst, a.arg = true, a.encode(v)
+			if a.arg.AsText { // encoded once, not per transaction
+				a.arg = Text(v.String())
+			}
+		}
+	}
+	if p.HasGset(k) {
+		for _, f := range sd.Fields {
+			col := colPlan{kind: colText, name: f.Name, oid: f.DataTypeOID}
+			switch {
+			case IsIntegerOID(f.DataTypeOID):
+				col.kind = colInt
+			case f.DataTypeOID == pgtype.Float8OID || f.DataTypeOID == pgtype.Float4OID:
+				col.kind = colFloat
+			}
+			plan.cols = append(plan.cols, col)
+		}
+	}
+	return plan
+}
+
+// encode is v as an argument of this parameter: an integer parameter gets an integer,
+// a float parameter a double, any other the value's text form; a text value (from
+// \gset) always goes as the text it is, as pgbench sends it.
+func (a *argPlan) encode(v pgscript.Value) Arg {
+	switch {
+	case v.Text:
+		return Text(v.S)
+	case a.kind == argFloat:
+		if v.Double {
+			return Float(v.F)
+		}
+		return Float(float64(v.I))
+	case v.Double: // a double for an integer or other parameter: its text, as pgbench sends it
+		a := Float(v.F)
+		a.AsText = true
+		return a
+	case a.kind == argInt:
+		return Int(v.I)
+	}
+	return Arg{Int: v.I, AsText: true}
 }
 
 // Name is "script".
@@ -186,30 +293,39 @@ func (c *Custom) Start(tx *Tx, rng *rand.Rand) {
 	tx.V[0], tx.V[1], tx.V[2] = int64(s), int64(rng.Uint64()), int64(rng.Uint64())
 }
 
-// customRun is one executor's run state for each script, reused from transaction to
-// transaction.
+// rowReader is the ability of a Script whose steps read their statements' rows
+// (Result.Row): the pgx path copies the first row for it.
+type rowReader interface{ readsRows() }
+
+func (c *Custom) readsRows() {}
+
+// customRun is a transaction's run state for each script, kept with the executor's Tx
+// (Tx.custom) and reused from transaction to transaction.
 type customRun struct {
+	owner  *Custom
 	states []*pgscript.State
-	stmt   int // the statement sent last
+	stmt   int         // the statement sent last
+	types  *pgtype.Map // decodes binary values of other types (pgx), made on first need
 }
 
 func (c *Custom) run(tx *Tx) *customRun {
-	if r, ok := c.states.Load(tx); ok {
-		return r.(*customRun)
+	if r := tx.custom; r != nil && r.owner == c {
+		return r
 	}
-	r := &customRun{states: make([]*pgscript.State, len(c.progs))}
+	r := &customRun{owner: c, states: make([]*pgscript.State, len(c.progs))}
 	for i, p := range c.progs {
 		r.states[i] = p.NewState()
 	}
-	c.states.Store(tx, r)
+	tx.custom = r
 	return r
 }
 
 // ErrNotDescribed is a custom workload run before Describe.
 var ErrNotDescribed = errors.New("custom script not described on the server before running (internal error)")
 
-// Step runs the script's meta-commands up to its next statement and sends that; after
-// a \gset statement it first stores the row's integer, which must be exactly one row.
+// Step runs the script's \set commands up to its next statement and sends that, its
+// arguments encoded as planned; after a \gset statement it first stores the row's
+// columns, which must be exactly one row.
 func (c *Custom) Step(tx *Tx, i int, prev Result) (Step, error) {
 	if c.progs == nil {
 		return Done, ErrNotDescribed
@@ -221,14 +337,9 @@ func (c *Custom) Step(tx *Tx, i int, prev Result) (Step, error) {
 	if i == 0 {
 		p.Reset(st, uint64(tx.V[1]), uint64(tx.V[2]))
 	} else if p.HasGset(r.stmt) {
-		if prev.Rows != 1 || !prev.HasFirst {
-			cmd := p.Statement(r.stmt)
-			if prev.Rows != 1 {
-				return Done, fmt.Errorf("%s:%d: \\gset: expected one row, got %d", p.File, cmd.Line, prev.Rows)
-			}
-			return Done, fmt.Errorf("%s:%d: \\gset: the column is NULL", p.File, cmd.Line)
+		if err := c.gset(r, p, st, &c.plans[si][r.stmt], prev); err != nil {
+			return Done, err
 		}
-		p.Gset(st, r.stmt, prev.First)
 	}
 	next, err := p.Next(st)
 	if err != nil {
@@ -238,10 +349,102 @@ func (c *Custom) Step(tx *Tx, i int, prev Result) (Step, error) {
 		return Done, nil
 	}
 	r.stmt = next
-	n := len(p.Statement(next).Params)
-	args := tx.Args()
-	for j := range n {
-		args = append(args, Text(p.Param(st, next, j).String()))
+	plan := &c.plans[si][next]
+	args := tx.Room(len(plan.args))
+	for j := range plan.args {
+		a := &plan.args[j]
+		if a.konst {
+			args[j] = a.arg
+		} else {
+			args[j] = a.encode(p.Param(st, next, j))
+		}
 	}
 	return Step{Stmt: c.first[si] + next, Args: args}, nil
+}
+
+// gset stores the columns of the single row prev carries into the statement's \gset
+// variables.
+func (c *Custom) gset(r *customRun, p *pgscript.Program, st *pgscript.State, plan *stmtPlan, prev Result) error {
+	if prev.Rows != 1 {
+		return fmt.Errorf("%s:%d: \\gset: expected one row, got %d", p.File, plan.line, prev.Rows)
+	}
+	if len(prev.Row) != len(plan.cols) {
+		return fmt.Errorf("%s:%d: \\gset: the row has %d columns, the server described %d", p.File, plan.line, len(prev.Row), len(plan.cols))
+	}
+	for k := range plan.cols {
+		col := &plan.cols[k]
+		raw := prev.Row[k]
+		if raw == nil {
+			return fmt.Errorf("%s:%d: \\gset: column %q is NULL", p.File, plan.line, col.name)
+		}
+		binary := k < len(prev.RowBinary) && prev.RowBinary[k]
+		v, err := r.decode(col, raw, binary)
+		if err != nil {
+			return fmt.Errorf("%s:%d: \\gset: column %q: %w", p.File, plan.line, col.name, err)
+		}
+		p.SetColumn(st, r.stmt, k, v)
+	}
+	return nil
+}
+
+// decode reads one column's value as the server sent it, text or binary.
+func (r *customRun) decode(col *colPlan, raw []byte, binary bool) (pgscript.Value, error) {
+	switch col.kind {
+	case colInt:
+		if binary {
+			switch len(raw) {
+			case 2:
+				return pgscript.Int(int64(int16(be.Uint16(raw)))), nil
+			case 4:
+				return pgscript.Int(int64(int32(be.Uint32(raw)))), nil
+			case 8:
+				return pgscript.Int(int64(be.Uint64(raw))), nil
+			}
+			return pgscript.Value{}, fmt.Errorf("%d bytes for an integer", len(raw))
+		}
+		v, err := strconv.ParseInt(string(raw), 10, 64)
+		return pgscript.Int(v), err
+	case colFloat:
+		if binary {
+			switch len(raw) {
+			case 4:
+				return pgscript.Float(float64(math.Float32frombits(be.Uint32(raw)))), nil
+			case 8:
+				return pgscript.Float(math.Float64frombits(be.Uint64(raw))), nil
+			}
+			return pgscript.Value{}, fmt.Errorf("%d bytes for a double", len(raw))
+		}
+		v, err := strconv.ParseFloat(string(raw), 64)
+		return pgscript.Float(v), err
+	}
+	if !binary || isTextOID(col.oid) { // a text type's binary form is its text
+		return pgscript.Str(string(raw)), nil
+	}
+	if r.types == nil {
+		r.types = pgtype.NewMap()
+	}
+	t, ok := r.types.TypeForOID(col.oid)
+	if !ok {
+		return pgscript.Value{}, fmt.Errorf("type OID %d sent in binary is unknown to pgx", col.oid)
+	}
+	v, err := t.Codec.DecodeValue(r.types, col.oid, pgtype.BinaryFormatCode, raw)
+	if err != nil {
+		return pgscript.Value{}, err
+	}
+	text, err := r.types.Encode(col.oid, pgtype.TextFormatCode, v, nil)
+	if err != nil {
+		return pgscript.Value{}, err
+	}
+	return pgscript.Str(string(text)), nil
+}
+
+var be = binary.BigEndian
+
+// isTextOID reports whether oid is a type whose binary form is its text.
+func isTextOID(oid uint32) bool {
+	switch oid {
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, pgtype.UnknownOID:
+		return true
+	}
+	return false
 }

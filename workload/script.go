@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -41,11 +43,16 @@ type Statement struct {
 	SQL  string
 }
 
-// Arg is one statement argument: an integer, or Text when IsText.
+// Arg is one statement argument: an integer, Text when IsText, a double when IsFloat
+// (its bits in Int: Float64 reads it). AsText sends a number in its text form through
+// pgx too (as the loop sends every argument), for a parameter whose type pgx encodes no
+// Go number into (interval, text, numeric).
 type Arg struct {
-	Int    int64
-	Text   string
-	IsText bool
+	Int     int64
+	Text    string
+	IsText  bool
+	IsFloat bool
+	AsText  bool
 }
 
 // Int is an integer argument.
@@ -54,10 +61,20 @@ func Int(v int64) Arg { return Arg{Int: v} }
 // Text is a text argument.
 func Text(s string) Arg { return Arg{Text: s, IsText: true} }
 
+// Float is a double argument (custom scripts), whose text form is C's %.15g, as
+// pgbench sends it.
+func Float(v float64) Arg { return Arg{Int: int64(math.Float64bits(v)), IsFloat: true} }
+
+// Float64 is a double argument's value.
+func (a Arg) Float64() float64 { return math.Float64frombits(uint64(a.Int)) }
+
 // AppendText appends a's text form, as sent in the text format of the wire protocol.
 func (a Arg) AppendText(b []byte) []byte {
-	if a.IsText {
+	switch {
+	case a.IsText:
 		return append(b, a.Text...)
+	case a.IsFloat:
+		return strconv.AppendFloat(b, a.Float64(), 'g', 15, 64)
 	}
 	return strconv.AppendInt(b, a.Int, 10)
 }
@@ -77,6 +94,12 @@ type Result struct {
 	Rows     int64 // from the command tag: rows returned (SELECT) or changed
 	First    int64 // first column of the first row, when HasFirst
 	HasFirst bool
+	// Row is the first row's values as the server sent them (nil for NULL), RowBinary
+	// saying which are in binary format (the loop reads text; pgx binary where it knows
+	// the type). Set for a step of a script that reads rows (custom scripts' \gset), and
+	// valid only during the Step it is given to: a step copies what it keeps.
+	Row       [][]byte
+	RowBinary []bool
 }
 
 // Tx is one transaction's state, owned by the executor and reused from one transaction to
@@ -87,6 +110,9 @@ type Tx struct {
 	Err  error  // a failure at Start, returned by the first step
 	args [8]Arg
 	more []Arg // Room beyond 8 arguments
+	// custom is a custom script's run state (custom.go), kept with the reused Tx so
+	// that a transaction finds its variables without a lookup.
+	custom *customRun
 }
 
 // Args fills the tx's argument room with args and returns it, so building a step
@@ -137,13 +163,20 @@ func needFirst(prev Result, what string) error {
 }
 
 // query sends one statement through pgx and reads its Result. Integer arguments go as
-// int64 and text as string, so pgx's exec mode decides the protocol as for any query.
-func query(ctx context.Context, conn *pgx.Conn, sql string, args []Arg) (Result, error) {
+// int64, doubles as float64 and text as string, so pgx's exec mode decides the protocol
+// as for any query (in cache_statement, binary for integer and float parameters). With
+// row, the first row's values are copied into Result.Row.
+func query(ctx context.Context, conn *pgx.Conn, sql string, args []Arg, row bool) (Result, error) {
 	vals := make([]any, len(args))
 	for i, a := range args {
-		if a.IsText {
+		switch {
+		case a.IsText:
 			vals[i] = a.Text
-		} else {
+		case a.AsText:
+			vals[i] = string(a.AppendText(nil))
+		case a.IsFloat:
+			vals[i] = a.Float64()
+		default:
 			vals[i] = a.Int
 		}
 	}
@@ -161,6 +194,9 @@ func query(ctx context.Context, conn *pgx.Conn, sql string, args []Arg) (Result,
 			}
 			r.First, r.HasFirst = v, true
 		}
+		if row {
+			r.Row, r.RowBinary = copyRow(rows.RawValues(), rows.FieldDescriptions())
+		}
 		for rows.Next() {
 		}
 	}
@@ -170,6 +206,55 @@ func query(ctx context.Context, conn *pgx.Conn, sql string, args []Arg) (Result,
 	}
 	r.Rows = rows.CommandTag().RowsAffected()
 	return r, nil
+}
+
+// RowBuf holds a copy of a row's values, reused from one row to the next: an
+// executor whose read buffer moves on before the step reads Result.Row (the loop) keeps
+// the row there.
+type RowBuf struct {
+	vals [][]byte
+	buf  []byte
+}
+
+// Copy copies values into b and returns the copy, valid until the next Copy; it
+// allocates only when a row is larger than any before.
+func (b *RowBuf) Copy(values [][]byte) [][]byte {
+	n := 0
+	for _, v := range values {
+		n += len(v)
+	}
+	if cap(b.buf) < n {
+		b.buf = make([]byte, 0, max(n, 2*cap(b.buf)))
+	}
+	b.buf, b.vals = b.buf[:0], b.vals[:0]
+	for _, v := range values {
+		if v == nil {
+			b.vals = append(b.vals, nil)
+			continue
+		}
+		b.buf = append(b.buf, v...)
+		b.vals = append(b.vals, b.buf[len(b.buf)-len(v):len(b.buf):len(b.buf)])
+	}
+	return b.vals
+}
+
+// copyRow copies a row's raw values (pgx reuses them for the next row) and says which
+// are in binary format.
+func copyRow(raw [][]byte, fd []pgconn.FieldDescription) ([][]byte, []bool) {
+	n := 0
+	for _, v := range raw {
+		n += len(v)
+	}
+	buf := make([]byte, 0, n)
+	row, binary := make([][]byte, len(raw)), make([]bool, len(raw))
+	for i, v := range raw {
+		if v != nil {
+			buf = append(buf, v...)
+			row[i] = buf[len(buf)-len(v):]
+		}
+		binary[i] = i < len(fd) && fd[i].Format == pgx.BinaryFormatCode
+	}
+	return row, binary
 }
 
 // IsIntegerOID reports whether oid is int2, int4 or int8, the columns Result.First reads.

@@ -82,6 +82,7 @@ type Txn struct {
 	Tx         Tx // the values Start drew
 	s          Script
 	autocommit bool
+	rows       bool     // s reads its statements' rows (rowReader): the pgx path copies them
 	setSQL     string   // s.SetSync() when beginSQL was made
 	beginSQL   string   // BEGIN; and setSQL
 	sess       *Session // the connection's, from Begin
@@ -136,6 +137,7 @@ func (t *Txn) Start(s Script, rng *rand.Rand) {
 	}
 	a, ok := s.(Autocommitter)
 	t.autocommit = ok && a.Autocommit()
+	_, t.rows = s.(rowReader)
 	s.Start(&t.Tx, rng)
 }
 
@@ -193,6 +195,10 @@ func (t *Txn) Next(r Reply) Op {
 	}
 	return Op{Kind: OpDone}
 }
+
+// ReadsRows reports whether the transaction's script reads its statements' rows
+// (Result.Row: custom scripts' \gset), so an executor copies the first row only then.
+func (t *Txn) ReadsRows() bool { return t.rows }
 
 // Err is the transaction's outcome once Next returned OpDone: nil when it committed.
 // Before that it is the failure being rolled back, if any.
@@ -288,7 +294,7 @@ func (t *Txn) run(ctx context.Context, conn *pgx.Conn, afterSet func(context.Con
 		var r Reply
 		switch op.Kind {
 		case OpStep:
-			r.Result, r.Err = query(ctx, conn, stmts[op.Step.Stmt].SQL, op.Step.Args)
+			r.Result, r.Err = query(ctx, conn, stmts[op.Step.Stmt].SQL, op.Step.Args, t.rows)
 		case OpRollback: // even when ctx is cancelled already
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 			_, r.Err = conn.Exec(rctx, op.SQL)

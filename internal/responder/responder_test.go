@@ -86,7 +86,7 @@ func startProcess(t *testing.T) string {
 }
 
 // start serves a fresh responder for the test and stops it at the end.
-func start(t *testing.T) *Server {
+func start(t testing.TB) *Server {
 	t.Helper()
 	s, err := Listen("127.0.0.1:0", Options{})
 	if err != nil {
