@@ -436,3 +436,48 @@ func TestFleetWaitsHaveDeadlines(t *testing.T) {
 		}
 	}
 }
+
+// TestSpawnInterruptedStopsFollowers: a run --drivers 3 --spawn interrupted mid-probe
+// (its context cancelled, as Ctrl-C does) returns within seconds, writes its result
+// marked interrupted, and leaves none of its followers running.
+func TestSpawnInterruptedStopsFollowers(t *testing.T) {
+	dsn := runDB(t)
+	t.Setenv(testAsBinary, "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	var cancelled time.Time
+	w := &lineWatch{}
+	w.on = func(line string) {
+		if strings.Contains(line, " measure |") && !strings.HasPrefix(line, "follower") {
+			once.Do(func() {
+				cancelled = time.Now()
+				cancel()
+			})
+		}
+	}
+	path := filepath.Join(t.TempDir(), "run.json")
+	code := cliTo(ctx, map[string]string{config.EnvDSN: dsn}, w, "run", "--drivers", "3", "--spawn", "--fleet", "intr",
+		"--fleet-timeout", "2s", "--join-timeout", "1m", "--workload", "insert", "--rate", "90", "--warmup", "500ms",
+		"--duration", "60s", "--conns", "2", "--progress", "1", "--json", path)
+	stderr := w.String()
+	if cancelled.IsZero() {
+		t.Fatalf("the run ended (code %d) before its probe measured; stderr:\n%s", code, stderr)
+	}
+	if d := time.Since(cancelled); d > 20*time.Second {
+		t.Errorf("the interrupted run returned %v after the interruption", d)
+	}
+	if code == 0 {
+		t.Errorf("an interrupted run exited 0; stderr:\n%s", stderr)
+	}
+	if left := followersOf(t, children(t)); len(left) > 0 {
+		t.Errorf("followers still running after the interrupted run returned: %v", left)
+	}
+	f, err := result.Read(path)
+	if err != nil {
+		t.Fatalf("the interrupted run's result: %v; stderr:\n%s", err, stderr)
+	}
+	if !f.Interrupted {
+		t.Errorf("the result is not marked interrupted")
+	}
+}
