@@ -38,12 +38,14 @@ func init() {
 }
 
 // lineWatch is a writer that keeps everything written and calls on for every complete
-// line as it arrives (on the writer's goroutine): the tests act on events, not timers.
+// line as it arrives (on the writer's goroutine, one call at a time, so on's own state
+// needs no lock): the tests act on events, not timers.
 type lineWatch struct {
 	mu      sync.Mutex
 	all     bytes.Buffer
 	partial []byte
 	on      func(line string)
+	calling sync.Mutex // one call of on at a time
 }
 
 func (w *lineWatch) Write(p []byte) (int, error) {
@@ -62,6 +64,8 @@ func (w *lineWatch) Write(p []byte) (int, error) {
 	on := w.on
 	w.mu.Unlock()
 	if on != nil {
+		w.calling.Lock()
+		defer w.calling.Unlock()
 		for _, l := range lines {
 			on(l)
 		}
@@ -370,9 +374,10 @@ func (p *binProc) wait(t *testing.T, what string, d time.Duration) int {
 }
 
 // TestLeaderKilledStopsEveryFollower: a leader (run --drivers 4, a 60 s probe) killed
-// with SIGKILL once its three followers (separate pgceiling follow processes, as on
-// Kubernetes) acknowledged the probe: each follower stops its probe and exits 1 with a
-// message naming the leader's heartbeat within a few seconds, far inside the probe.
+// with SIGKILL inside the measured window, its three followers (separate pgceiling
+// follow processes, as on Kubernetes) running their shares: each follower stops its
+// probe and exits 1 with a message naming the leader's heartbeat within a few seconds,
+// far inside the probe.
 func TestLeaderKilledStopsEveryFollower(t *testing.T) {
 	dsn := runDB(t)
 	env := map[string]string{config.EnvDSN: dsn}
@@ -385,8 +390,14 @@ func TestLeaderKilledStopsEveryFollower(t *testing.T) {
 			}
 		}, "follow", "--fleet", "lost", "--driver-id", strconv.Itoa(k), "--fleet-timeout", "2s", "--join-timeout", "1m"))
 	}
-	leader := startAsBinary(t, env, nil, "run", "--drivers", "4", "--fleet", "lost", "--fleet-timeout", "2s", "--join-timeout", "1m",
-		"--workload", "insert", "--rate", "80", "--warmup", "500ms", "--duration", "60s", "--conns", "2")
+	measuring := make(chan struct{})
+	var once sync.Once
+	leader := startAsBinary(t, env, func(line string) {
+		if strings.Contains(line, " measure |") {
+			once.Do(func() { close(measuring) })
+		}
+	}, "run", "--drivers", "4", "--fleet", "lost", "--fleet-timeout", "2s", "--join-timeout", "1m",
+		"--workload", "insert", "--rate", "80", "--warmup", "500ms", "--duration", "60s", "--conns", "2", "--progress", "1")
 	for range 3 {
 		select {
 		case <-acked:
@@ -395,6 +406,14 @@ func TestLeaderKilledStopsEveryFollower(t *testing.T) {
 		case <-time.After(90 * time.Second):
 			t.Fatalf("the followers did not all acknowledge probe 1; leader:\n%s", leader.stderr.String())
 		}
+	}
+	// Every driver is past its warm-up, inside the measured window, when the leader dies.
+	select {
+	case <-measuring:
+	case <-leader.done:
+		t.Fatalf("the leader ended before it measured:\n%s", leader.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the leader did not reach its measured window; stderr:\n%s", leader.stderr.String())
 	}
 	if err := leader.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
