@@ -15,12 +15,14 @@ type Fleet struct {
 	JoinTimeout time.Duration // --join-timeout: the wait for the followers (leader) or the leader (follower)
 	Timeout     time.Duration // --fleet-timeout: a heartbeat older than this is a process gone
 	DriverID    int           // --driver-id (follow only): 0 = the first free id
+	Spawn       bool          // --spawn (leader only): start the N-1 followers here, as child processes
 }
 
 // BindFleet binds the fleet flags; leader adds --drivers, follow adds --driver-id.
 func BindFleet(fs *pflag.FlagSet, f *Fleet, leader bool) {
 	if leader {
 		fs.IntVar(&f.Drivers, "drivers", 1, "driver processes offering the rate together, this one (the leader) included; the others run pgceiling follow (docs/kubernetes.md)")
+		fs.BoolVar(&f.Spawn, "spawn", false, "start the --drivers N-1 followers on this machine as child processes of this one (their output prefixed follower K:, stopped when this one ends); no --dsn needed")
 	} else {
 		fs.IntVar(&f.DriverID, "driver-id", 0, "this follower's driver id, 1 to N-1 (0 = the first free one; on Kubernetes, $JOB_COMPLETION_INDEX)")
 	}
@@ -37,8 +39,10 @@ func (f Fleet) Validate(haveDSN bool) error {
 	switch {
 	case f.Drivers < 1:
 		p.Addf("--drivers must be >= 1, got %d", f.Drivers)
-	case f.Drivers > 1 && !haveDSN:
-		p.Addf("--drivers %d needs --dsn (or %s): the followers connect to the same server", f.Drivers, EnvDSN)
+	case f.Drivers > 1 && !haveDSN && !f.Spawn:
+		p.Addf("--drivers %d needs --dsn (or %s), or --spawn: the followers connect to the same server", f.Drivers, EnvDSN)
+	case f.Spawn && f.Drivers < 2:
+		p.Addf("--spawn starts the followers of --drivers N: give --drivers 2 or more")
 	}
 	if f.DriverID < 0 {
 		p.Addf("--driver-id must be >= 0, got %d", f.DriverID)

@@ -75,6 +75,10 @@ type Options struct {
 	Now func() time.Time
 	// Say reports progress (nil: silent).
 	Say func(format string, args ...any)
+	// Opened, when set, is called by Lead once the run is open on the server and before
+	// it waits for the followers: where a leader starts its own followers (--spawn), so
+	// that they find this run and no earlier one. An error ends Lead.
+	Opened func() error
 }
 
 func (o Options) withDefaults() Options {

@@ -30,6 +30,10 @@
 //     it and asks for the next.
 //  4. At the end the leader marks the run stopped; followers exit.
 //
+// A leader may start its followers itself (pgceiling run/search --drivers N --spawn, in
+// cmd/pgceiling): Options.Opened is called once the run is open, before the wait, so
+// followers started there find this run and no earlier one.
+//
 // # Polling, not LISTEN/NOTIFY
 //
 // Every process polls the control tables (every 100 ms while waiting, heartbeats every
@@ -41,11 +45,12 @@
 //
 // # Failures
 //
-// No process waits forever. A follower that stops uploading (dead, or its heartbeat older
+// No process waits forever: every wait has a deadline, and so does every statement on
+// the control tables. A follower that stops uploading (dead, or its heartbeat older
 // than the timeout) makes the merged probe fail with an Error, which the search judges a
 // fault (retried once, then the search stops); the parts that did arrive are kept in the
-// merged probe. A follower whose leader's heartbeat stops interrupts its probe and exits
-// with a message within the timeout; a follower that never sees a leader, or a leader
+// merged probe. A follower whose leader's heartbeat stops (or cannot be read: the server
+// stopped answering) interrupts its probe and exits with a message within the timeout; a follower that never sees a leader, or a leader
 // that never sees its followers, gives up after the join timeout.
 //
 // # What the merge cannot make exact

@@ -122,6 +122,71 @@ func TestTwoDrivers(t *testing.T) {
 	}
 }
 
+// TestFourDrivers: a leader and three followers (goroutines, through the real server's
+// control tables) run two probes in a row; each merged probe has four parts that all
+// committed at a quarter of the rate, books that are the parts' sums and balance, a
+// latency histogram holding every commit, and the fleet's row check holding.
+func TestFourDrivers(t *testing.T) {
+	dsn := testServer(t)
+	ctx := context.Background()
+	var dones []<-chan error
+	for k := 1; k <= 3; k++ {
+		dones = append(dones, follow(ctx, dsn, testOptions(t, fmt.Sprintf("follower %d", k))))
+	}
+	l, err := Lead(ctx, dsn, 4, testOptions(t, "leader"))
+	if err != nil {
+		t.Fatalf("Lead: %v", err)
+	}
+	l.SetSpec(testSpec)
+	pool, w := leaderPool(t, dsn)
+	var probes []*result.Probe
+	for n, rate := range []float64{160, 240} {
+		p, err := l.Run(ctx, pool, w, driver.Config{Rate: rate, Warmup: 300 * time.Millisecond, Duration: 1500 * time.Millisecond,
+			Conns: 3, Seed: int64(10 + n)})
+		if err != nil {
+			l.Close("test failed")
+			t.Fatalf("Run %d: %v", n+1, err)
+		}
+		probes = append(probes, p)
+	}
+	l.Close("test over")
+	for k, done := range dones {
+		if err := <-done; err != nil {
+			t.Errorf("follower %d: %v", k+1, err)
+		}
+	}
+	for n, p := range probes {
+		if p.Fleet == nil || len(p.Fleet.Parts) != 4 || p.Error != "" {
+			t.Fatalf("probe %d: fleet %+v, error %q", n+1, p.Fleet, p.Error)
+		}
+		var sched, comm, bad int64
+		ids := map[int]bool{}
+		for _, pt := range p.Fleet.Parts {
+			ids[pt.Driver] = true
+			if pt.Committed == 0 || pt.TargetRate != p.TargetRate/4 || pt.Scheduled != pt.Committed+pt.Failed || pt.Error != "" {
+				t.Errorf("probe %d: part %+v: want commits at a quarter of %v and balanced books", n+1, pt, p.TargetRate)
+			}
+			sched, comm, bad = sched+pt.Scheduled, comm+pt.Committed, bad+pt.Failed
+		}
+		if len(ids) != 4 {
+			t.Errorf("probe %d: parts of drivers %v, want 0 to 3", n+1, ids)
+		}
+		if !p.Balanced() || p.Scheduled != sched || p.Committed != comm || p.FailedAndRejected() != bad {
+			t.Errorf("probe %d: merged books %d = %d + %d + %d; parts %d = %d + %d", n+1, p.Scheduled, p.Committed,
+				p.Failed.Total(), p.Rejected, sched, comm, bad)
+		}
+		if p.Latency.Count != p.Committed {
+			t.Errorf("probe %d: merged latency holds %d commits, the books %d", n+1, p.Latency.Count, p.Committed)
+		}
+		if !p.Checks.RowsOK || len(p.Checks.Problems) > 0 {
+			t.Errorf("probe %d: the fleet's row check: %+v", n+1, p.Checks)
+		}
+	}
+	if probes[0].TargetRate != 160 || probes[1].TargetRate != 240 {
+		t.Errorf("target rates %v and %v, want 160 and 240", probes[0].TargetRate, probes[1].TargetRate)
+	}
+}
+
 // TestFollowerLostIsAFault: a follower that dies after acknowledging a plan (its process
 // ends: no upload, no heartbeat) leaves the leader a merged probe with an error and the
 // leader's own part, which the search judges a fault.

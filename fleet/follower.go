@@ -148,22 +148,33 @@ func (f *follower) join(ctx context.Context, refused error) error {
 // older than the timeout, or the run was ended or taken over, it records why and cancels
 // the probes.
 func (f *follower) watch(ctx context.Context, cancel func(error)) {
+	seen := time.Now() // when the leader's row was last read
 	for sleep(ctx, beatEvery) == nil {
-		_, _ = f.ctl.Exec(ctx, "UPDATE pgceiling.fleet_member SET beat = clock_timestamp() WHERE name = $1 AND driver = $2 AND epoch = $3",
+		// Every statement has a deadline: a server that stops answering is a leader gone
+		// after the timeout, never a wait without end.
+		qctx, done := context.WithTimeout(ctx, f.opt.Timeout)
+		_, _ = f.ctl.Exec(qctx, "UPDATE pgceiling.fleet_member SET beat = clock_timestamp() WHERE name = $1 AND driver = $2 AND epoch = $3",
 			f.opt.Name, f.id, f.epoch)
 		var epoch int64
 		var stopped *string
 		var age time.Duration
-		err := f.ctl.QueryRow(ctx, `SELECT epoch, stopped, clock_timestamp() - beat FROM pgceiling.fleet_run WHERE name = $1`,
+		err := f.ctl.QueryRow(qctx, `SELECT epoch, stopped, clock_timestamp() - beat FROM pgceiling.fleet_run WHERE name = $1`,
 			f.opt.Name).Scan(&epoch, &stopped, &age)
+		done()
+		if err == nil {
+			seen = time.Now()
+		}
 		var gone error
 		switch {
 		case ctx.Err() != nil:
 			return
 		case err != nil && (noRows(err) || missingTable(err)):
 			gone = fmt.Errorf("fleet %s: the run was removed from the server: %w", f.opt.Name, ErrLeaderGone)
+		case err != nil && time.Since(seen) > f.opt.Timeout:
+			gone = fmt.Errorf("fleet %s: the leader's heartbeat could not be read for %v (more than %v: %v): stopping: %w",
+				f.opt.Name, time.Since(seen).Round(100*time.Millisecond), f.opt.Timeout, err, ErrLeaderGone)
 		case err != nil:
-			continue // the server may be restarting; the leader's age decides
+			continue // the server may be restarting: retried until the timeout
 		case epoch != f.epoch:
 			gone = fmt.Errorf("fleet %s: a new leader started another run: %w", f.opt.Name, ErrLeaderGone)
 		case stopped != nil:
@@ -188,6 +199,8 @@ func (f *follower) watch(ctx context.Context, cancel func(error)) {
 
 // readHalts records the halts the leader published for this run's probes.
 func (f *follower) readHalts(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, f.opt.Timeout)
+	defer cancel()
 	rows, err := f.ctl.Query(ctx, "SELECT probe, halt FROM pgceiling.fleet_plan WHERE name = $1 AND epoch = $2 AND halt IS NOT NULL",
 		f.opt.Name, f.epoch)
 	if err != nil {
@@ -226,7 +239,8 @@ func (f *follower) follow(ctx, pctx context.Context) error {
 		}
 		var n int
 		var body []byte
-		err := f.ctl.QueryRow(ctx, "SELECT probe, plan FROM pgceiling.fleet_plan WHERE name = $1 AND epoch = $2 AND probe > $3 ORDER BY probe LIMIT 1",
+		// On pctx: the watcher's cancel ends a read that hangs.
+		err := f.ctl.QueryRow(pctx, "SELECT probe, plan FROM pgceiling.fleet_plan WHERE name = $1 AND epoch = $2 AND probe > $3 ORDER BY probe LIMIT 1",
 			f.opt.Name, f.epoch, last).Scan(&n, &body)
 		switch {
 		case noRows(err):
@@ -283,7 +297,9 @@ func (f *follower) probe(ctx, pctx context.Context, plan Plan) error {
 	if err != nil {
 		return fmt.Errorf("fleet: encode the upload: %w", err)
 	}
-	if _, err := f.ctl.Exec(ctx, "UPDATE pgceiling.fleet_report SET report = $5 WHERE name = $1 AND epoch = $2 AND probe = $3 AND driver = $4",
+	uctx, cancel := context.WithTimeout(ctx, f.opt.Timeout)
+	defer cancel()
+	if _, err := f.ctl.Exec(uctx, "UPDATE pgceiling.fleet_report SET report = $5 WHERE name = $1 AND epoch = $2 AND probe = $3 AND driver = $4",
 		f.opt.Name, f.epoch, plan.Probe, f.id, body); err != nil {
 		return fmt.Errorf("fleet: upload probe %d: %w", plan.Probe, err)
 	}

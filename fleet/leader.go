@@ -55,6 +55,12 @@ func Lead(ctx context.Context, dsn string, drivers int, opt Options) (*Leader, e
 		pool.Close()
 		return nil, err
 	}
+	if opt.Opened != nil {
+		if err := opt.Opened(); err != nil {
+			l.Close(err.Error())
+			return nil, err
+		}
+	}
 	if err := l.await(ctx); err != nil {
 		l.Close(err.Error())
 		return nil, err
@@ -267,6 +273,8 @@ func (l *Leader) collect(ctx context.Context, plan Plan, interrupted bool) ([]pa
 
 // readReports adds the uploads of plan not yet in got.
 func (l *Leader) readReports(ctx context.Context, plan Plan, got map[int]part) {
+	ctx, cancel := context.WithTimeout(ctx, l.opt.Timeout)
+	defer cancel()
 	rows, err := l.pool.Query(ctx, `SELECT driver, report FROM pgceiling.fleet_report
 		WHERE name = $1 AND epoch = $2 AND probe = $3 AND report IS NOT NULL`, l.opt.Name, l.epoch, plan.Probe)
 	if err != nil {
@@ -298,6 +306,8 @@ func (l *Leader) readReports(ctx context.Context, plan Plan, got map[int]part) {
 
 // readGone marks the followers whose heartbeat is older than the timeout.
 func (l *Leader) readGone(ctx context.Context, gone map[int]bool) {
+	ctx, cancel := context.WithTimeout(ctx, l.opt.Timeout)
+	defer cancel()
 	rows, err := l.pool.Query(ctx, `SELECT driver FROM pgceiling.fleet_member
 		WHERE name = $1 AND epoch = $2 AND beat < clock_timestamp() - $3::interval`, l.opt.Name, l.epoch, l.opt.Timeout.String())
 	if err != nil {

@@ -1,49 +1,87 @@
 package fleet
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/pgceiling/pgceiling/driver"
 	"github.com/pgceiling/pgceiling/result"
 )
 
-// TestMergedPercentilesEqualOneRecorder: two drivers' histograms, encoded for the upload
-// and decoded by the leader, merge into exactly the percentiles of one recorder that saw
-// every sample.
+// TestMergedPercentilesEqualOneRecorder: N = 2, 3 and 4 drivers' histograms, each of its
+// own sample set and shape, encoded for the upload and decoded by the leader, merge into
+// exactly the summaries (every percentile, the mean, the max, the count) of one recorder
+// per histogram that saw every sample.
 func TestMergedPercentilesEqualOneRecorder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	one := newHist()
-	var parts []part
-	for id := range 2 {
-		h := hists{lat: newHist(), svc: newHist(), wait: newHist()}
-		for range 20_000 + id*7_000 {
-			v := int64(rng.ExpFloat64()*2_000*float64(id+1)) + 1 // µs, a heavier tail on driver 1
-			h.lat.RecordValue(v)
-			h.svc.RecordValue(v / 2)
-			h.wait.RecordValue(v / 3)
-			one.RecordValue(v)
-		}
-		rep := Report{Driver: id, Probe: &result.Probe{Scheduled: 1, Committed: 1}}
-		if err := h.encode(&rep); err != nil {
-			t.Fatal(err)
-		}
-		got, err := rep.decode()
-		if err != nil {
-			t.Fatalf("decode driver %d: %v", id, err)
-		}
-		if !got.lat.Equals(h.lat) || !got.svc.Equals(h.svc) || !got.wait.Equals(h.wait) {
-			t.Fatalf("driver %d: decode(encode(h)) differs from h: the upload is lossy", id)
-		}
-		parts = append(parts, part{rep: rep, h: got})
+	// Each driver draws from its own distribution (µs): exponential, uniform, a heavy
+	// log-normal tail, two modes; a merge that weighs drivers equally, or averages their
+	// percentiles, cannot give one recorder's figures from these.
+	shapes := []func(r *rand.Rand) float64{
+		func(r *rand.Rand) float64 { return r.ExpFloat64() * 2_000 },
+		func(r *rand.Rand) float64 { return 500 + r.Float64()*9_500 },
+		func(r *rand.Rand) float64 { return math.Exp(7 + 1.5*r.NormFloat64()) },
+		func(r *rand.Rand) float64 {
+			if r.IntN(10) == 0 {
+				return 200_000 + r.Float64()*800_000
+			}
+			return 300 + r.Float64()*700
+		},
 	}
-	m := merge(Plan{Drivers: 2, Total: 100}, parts, nil)
-	if want := driver.Summary(one); m.Latency != want {
-		t.Errorf("merged latency %+v, one recorder %+v", m.Latency, want)
-	}
-	if m.Latency.Count != 47_000 {
-		t.Errorf("merged count %d, want 47000", m.Latency.Count)
+	for n := 2; n <= 4; n++ {
+		rng := rand.New(rand.NewPCG(uint64(n), 2))
+		one := hists{lat: newHist(), svc: newHist(), wait: newHist()}
+		var parts []part
+		var count int64
+		for id := range n {
+			h := hists{lat: newHist(), svc: newHist(), wait: newHist()}
+			samples := 5_000 + id*7_000
+			for range samples {
+				v := int64(shapes[id](rng)) + 1
+				w := int64(rng.ExpFloat64()*float64(v)/4) + 1
+				for _, x := range []struct {
+					own, all *hdrhistogram.Histogram
+					v        int64
+				}{{h.lat, one.lat, v}, {h.svc, one.svc, v - w/2}, {h.wait, one.wait, w}} {
+					if err := x.own.RecordValue(max(x.v, 1)); err != nil {
+						t.Fatal(err)
+					}
+					_ = x.all.RecordValue(max(x.v, 1))
+				}
+			}
+			count += int64(samples)
+			rep := Report{Driver: id, Probe: &result.Probe{Scheduled: int64(samples), Committed: int64(samples)}}
+			if err := h.encode(&rep); err != nil {
+				t.Fatal(err)
+			}
+			got, err := rep.decode()
+			if err != nil {
+				t.Fatalf("N=%d: decode driver %d: %v", n, id, err)
+			}
+			if !got.lat.Equals(h.lat) || !got.svc.Equals(h.svc) || !got.wait.Equals(h.wait) {
+				t.Fatalf("N=%d, driver %d: decode(encode(h)) differs from h: the upload is lossy", n, id)
+			}
+			parts = append(parts, part{rep: rep, h: got})
+		}
+		m := merge(Plan{Drivers: n, Total: 100}, parts, nil)
+		for _, c := range []struct {
+			name      string
+			got, want result.Latency
+		}{{"latency", m.Latency, driver.Summary(one.lat)}, {"service", m.Service, driver.Summary(one.svc)},
+			{"queue wait", m.QueueWait, driver.Summary(one.wait)}} {
+			if c.got != c.want {
+				t.Errorf("N=%d: merged %s %+v, one recorder %+v", n, c.name, c.got, c.want)
+			}
+		}
+		if m.Latency.Count != count || m.Committed != count {
+			t.Errorf("N=%d: merged count %d, committed %d, want %d", n, m.Latency.Count, m.Committed, count)
+		}
 	}
 }
 
@@ -85,6 +123,45 @@ func TestMergeBooksBalance(t *testing.T) {
 	lost := merge(Plan{Drivers: 3, Total: 150}, parts, []int{2})
 	if lost.Error == "" || lost.Committed != 995 || len(lost.Fleet.Missing) != 1 {
 		t.Errorf("a missing driver: error %q, committed %d, missing %v", lost.Error, lost.Committed, lost.Fleet.Missing)
+	}
+}
+
+// TestMergeBooksBalanceN: for 3 and 4 drivers with random books (every failure class,
+// rejections, retries), the merged books are the parts' sums and balance; with drivers
+// missing, the parts that came are still summed and balance, and the probe is an error
+// naming the missing ones.
+func TestMergeBooksBalanceN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		drivers int
+		missing []int
+	}{{3, nil}, {4, nil}, {4, []int{3}}, {4, []int{1, 3}}} {
+		var parts []part
+		var sched, comm, rej, fail int64
+		for id := range c.drivers {
+			if slices.Contains(c.missing, id) {
+				continue
+			}
+			p := &result.Probe{Committed: rng.Int64N(10_000), Rejected: rng.Int64N(50), Retries: rng.Int64N(5), MeasuredS: 2}
+			for cl := range p.Failed {
+				p.Failed[cl] = rng.Int64N(20)
+			}
+			p.Scheduled = p.Committed + p.Failed.Total() + p.Rejected
+			sched, comm, rej, fail = sched+p.Scheduled, comm+p.Committed, rej+p.Rejected, fail+p.Failed.Total()
+			parts = append(parts, part{rep: Report{Driver: id, Probe: p}})
+		}
+		m := merge(Plan{Drivers: c.drivers, Total: 100}, parts, c.missing)
+		what := fmt.Sprintf("%d drivers, missing %v", c.drivers, c.missing)
+		if m.Scheduled != sched || m.Committed != comm || m.Rejected != rej || m.Failed.Total() != fail || !m.Balanced() {
+			t.Errorf("%s: merged %d = %d + %d + %d, parts %d = %d + %d + %d", what, m.Scheduled, m.Committed, m.Failed.Total(),
+				m.Rejected, sched, comm, fail, rej)
+		}
+		if len(m.Fleet.Parts) != c.drivers-len(c.missing) || (m.Error != "") != (len(c.missing) > 0) {
+			t.Errorf("%s: %d parts, error %q", what, len(m.Fleet.Parts), m.Error)
+		}
+		if want := "driver " + joinInts(c.missing) + " sent no results"; len(c.missing) > 0 && !strings.Contains(m.Error, want) {
+			t.Errorf("%s: error %q, want %q", what, m.Error, want)
+		}
 	}
 }
 

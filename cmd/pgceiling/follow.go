@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/fleet"
@@ -19,7 +21,8 @@ books and histograms for the leader to merge. Coordination goes through control 
 in schema pgceiling. Refuses to join when this machine's clock is further than
 --max-skew off the server's. Exits when the leader ends the run (0), or with a message
 when the leader is gone (its heartbeat older than --fleet-timeout) or never shows up
-(--join-timeout). On Kubernetes: docs/kubernetes.md.`
+(--join-timeout). run and search --drivers N --spawn start their followers themselves.
+On Kubernetes: docs/kubernetes.md.`
 
 func runFollow(ctx context.Context, env *Env, args []string) error {
 	var conn config.Conn
@@ -58,17 +61,63 @@ func fleetOptions(env *Env, fl config.Fleet, who string) fleet.Options {
 }
 
 // leadFleet makes s's probes those of a fleet of fl.Drivers processes (nothing when 1):
-// it waits for the followers, then every probe s runs is planned, run by every driver
-// and merged. The caller closes the leader (nil when alone).
-func leadFleet(ctx context.Context, env *Env, s *probeServer, t *target, p *config.Probe, fl config.Fleet, who string) (*fleet.Leader, error) {
+// with --spawn it starts the followers itself, then it waits for them, and every probe s
+// runs is planned, run by every driver and merged. The caller closes the leader (nil when
+// alone), which also ends the followers it started.
+func leadFleet(ctx context.Context, env *Env, s *probeServer, t *target, p *config.Probe, fl config.Fleet, who string) (*fleetLead, error) {
 	if fl.Drivers <= 1 {
 		return nil, nil
 	}
-	l, err := fleet.Lead(ctx, t.DSN, fl.Drivers, fleetOptions(env, fl, who))
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	opt := fleetOptions(env, fl, who)
+	var kids *spawned
+	if fl.Spawn {
+		opt.Opened = func() error {
+			env.say("%s: starting %d follower(s) here (--spawn)", who, fl.Drivers-1)
+			var err error
+			if kids, err = spawnFollowers(env, t.DSN, fl); err != nil {
+				return err
+			}
+			// A follower that ends before the fleet is complete ends the wait at once,
+			// with its reason (its own lines came before, prefixed).
+			go func() {
+				select {
+				case <-kids.exited():
+					cancel(kids.exitErr())
+				case <-lctx.Done():
+				}
+			}()
+			return nil
+		}
+	}
+	l, err := fleet.Lead(lctx, t.DSN, fl.Drivers, opt)
 	if err != nil {
+		if kids != nil {
+			kids.stop(0)
+		}
+		if cause := context.Cause(lctx); ctx.Err() == nil && cause != nil && !errors.Is(cause, context.Canceled) {
+			err = fmt.Errorf("%s: %w before the fleet was complete", who, cause)
+		}
 		return nil, err
 	}
 	l.SetSpec(fleet.Spec{Session: driverSession(p.Session), ExecMode: execModes[p.ExecMode]})
 	s.fleet = l
-	return l, nil
+	return &fleetLead{Leader: l, kids: kids, grace: fl.Timeout}, nil
+}
+
+// fleetLead is the leader of a fleet and the followers it started (none without --spawn).
+type fleetLead struct {
+	*fleet.Leader
+	kids  *spawned
+	grace time.Duration
+}
+
+// Close ends the run (the followers exit, told why) and then the followers this process
+// started: those still running after the grace are stopped.
+func (f *fleetLead) Close(why string) {
+	f.Leader.Close(why)
+	if f.kids != nil {
+		f.kids.stop(f.grace)
+	}
 }
