@@ -13,7 +13,7 @@ import (
 // distribution reads whether and how pgceiling's tables are sharded. Without the citus
 // extension it returns a Distribution with no version (not distributed), reading no
 // pg_dist_* catalog, so it never fails on plain PostgreSQL. With Citus it counts the
-// active nodes (pg_dist_node) and lists pgceiling's top-level tables: each one's Citus
+// active nodes (pg_dist_node), reads citus.propagate_set_commands, and lists pgceiling's top-level tables: each one's Citus
 // type, distribution column, colocation group, shards, the nodes holding them, and its
 // heap and index bytes summed over every shard (and partition, for transactions).
 func distribution(ctx context.Context, q Querier) (*result.Distribution, error) {
@@ -27,8 +27,9 @@ func distribution(ctx context.Context, q Querier) (*result.Distribution, error) 
 	}
 	if err := q.QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE groupid <> 0),
-		count(*) FILTER (WHERE shouldhaveshards)
-		FROM pg_catalog.pg_dist_node WHERE isactive AND noderole = 'primary'`).Scan(&d.Workers, &d.Nodes); err != nil {
+		count(*) FILTER (WHERE shouldhaveshards),
+		coalesce(current_setting('citus.propagate_set_commands', true), '')
+		FROM pg_catalog.pg_dist_node WHERE isactive AND noderole = 'primary'`).Scan(&d.Workers, &d.Nodes, &d.PropagateSetCommands); err != nil {
 		return nil, fmt.Errorf("disclose: Citus nodes: %w", err)
 	}
 	rows, err := q.Query(ctx, distributionSQL)
@@ -69,7 +70,7 @@ LEFT JOIN pg_catalog.pg_dist_partition p ON p.logicalrelid = c.oid
 LEFT JOIN LATERAL (
     SELECT t.relid FROM pg_catalog.pg_partition_tree(c.oid) t
     WHERE p.logicalrelid IS NOT NULL AND t.isleaf AND c.relkind = 'p'
-    UNION ALL SELECT c.oid WHERE p.logicalrelid IS NOT NULL AND c.relkind = 'r') l ON true
+    UNION ALL SELECT c.oid::regclass WHERE p.logicalrelid IS NOT NULL AND c.relkind = 'r') l ON true
 WHERE n.nspname = 'pgceiling' AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 GROUP BY c.oid, c.relname, p.logicalrelid, p.partmethod, p.repmodel, p.partkey, p.colocationid
 ORDER BY c.relname`

@@ -162,6 +162,9 @@ func writeDistribution(w io.Writer, d *result.Distribution, line func(prefix, s 
 		return
 	}
 	line("  ", fmt.Sprintf("citus %s: %d nodes may hold shards (%d workers); sizes are over every shard", d.Citus, d.Nodes, d.Workers))
+	if d.PropagateSetCommands != "local" {
+		line("  ", fmt.Sprintf("citus.propagate_set_commands = %s: the workers commit with their own synchronous_commit (a synchronous_commit=off sweep needs it local)", orDash(d.PropagateSetCommands)))
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  table\ttype\tcolumn\tcolocation\tshards\tnodes\theap\tindexes")
 	for _, t := range d.Tables {

@@ -11,7 +11,7 @@ import (
 // citusDistribution is a distributed schema as observe discloses it on a Citus cluster
 // of a coordinator and two workers.
 func citusDistribution() *result.Distribution {
-	return &result.Distribution{Citus: "12.1-1", Workers: 2, Nodes: 2, Tables: []result.DistributedTable{
+	return &result.Distribution{Citus: "12.1-1", Workers: 2, Nodes: 2, PropagateSetCommands: "local", Tables: []result.DistributedTable{
 		{Name: "audit_log", Type: result.DistHash, Column: "wallet_id", ColocationID: 7, Shards: 32, ShardNodes: 2, HeapBytes: 3 << 20, IndexBytes: 1 << 20},
 		{Name: "meta", Type: result.DistLocal},
 		{Name: "transactions", Type: result.DistHash, Column: "wallet_id", ColocationID: 7, Shards: 32, ShardNodes: 2, HeapBytes: 30 << 20, IndexBytes: 20 << 20},
@@ -39,13 +39,21 @@ func TestDisclosureDistribution(t *testing.T) {
 			"  meta          local        -           -           -       -      -         -",
 			"  transactions  distributed  wallet_id   7           32      2      30.0 MiB  20.0 MiB",
 			"  wallets       distributed  account_id  7           32      2      0 B       0 B"}},
+		{"distributed, SET not propagated", func() *result.Distribution {
+			d := citusDistribution()
+			d.PropagateSetCommands = "none"
+			return d
+		}(), []string{"  citus 12.1-1: 2 nodes may hold shards (2 workers); sizes are over every shard",
+			"  citus.propagate_set_commands = none: the workers commit with their own synchronous_commit (a",
+			"    synchronous_commit=off sweep needs it local)",
+			"  table         type         column      colocation  shards  nodes  heap      indexes"}},
 	} {
 		var b bytes.Buffer
 		d := result.Disclosure{Version: "16", Distribution: tc.d}
 		if err := WriteDisclosure(&b, &d, settingOrder); err != nil {
 			t.Fatalf("%s: WriteDisclosure: %v", tc.name, err)
 		}
-		want := strings.Join(tc.want, "\n") + "\n\n"
+		want := strings.Join(tc.want, "\n") + "\n"
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("%s: WriteDisclosure(Distribution %+v) =\n%s\nwant it to contain:\n%s", tc.name, *tc.d, b.String(), want)
 		}

@@ -464,6 +464,10 @@ type Distribution struct {
 	// Nodes is the number of active primary nodes that may hold shards (the coordinator
 	// too when it is set to hold shards).
 	Nodes int `json:"nodes"`
+	// PropagateSetCommands is citus.propagate_set_commands as pgceiling's session sees
+	// it: only "local" carries the SET LOCAL synchronous_commit of each transaction on to
+	// the workers, so a synchronous_commit=off sweep needs it (docs/sharding.md).
+	PropagateSetCommands string `json:"propagate_set_commands,omitempty"`
 	// Tables are pgceiling's tables as Citus knows them, distributed or local.
 	Tables []DistributedTable `json:"tables,omitempty"`
 }
