@@ -20,6 +20,9 @@ type Init struct {
 	Workers int
 	// Force rebuilds a pgceiling schema made with another spec (or the same one).
 	Force bool
+	// Distribute is how the schema is spread: "none" (one server) or "citus" (distributed
+	// by wallet from a Citus coordinator; docs/sharding.md).
+	Distribute string
 	// ConfigFile is the --config file of `name = value` lines.
 	ConfigFile string
 }
@@ -42,6 +45,7 @@ func (c *Init) Bind(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.Seed, "seed", 1, "seed of the generated rows (the same spec and seed give the same rows)")
 	fs.IntVar(&c.Workers, "workers", runtime.NumCPU(), "parallel sessions for the load and the index build")
 	fs.BoolVar(&c.Force, "force", false, "rebuild a pgceiling schema made with another spec (or the same spec); never touches a schema pgceiling did not make")
+	fs.StringVar(&c.Distribute, "distribute", "none", "none, or citus: distribute the tables by wallet over a Citus cluster (run against its coordinator; needs the citus extension there)")
 	bindConfigFlag(fs, &c.ConfigFile)
 }
 
@@ -62,6 +66,11 @@ func (c *Init) Validate() error {
 	}
 	if math.IsNaN(c.Zipf) || math.IsInf(c.Zipf, 0) || c.Zipf < 0 || c.Zipf > 100 {
 		p.Addf("--zipf %v: want 0 (uniform) to 100", c.Zipf)
+	}
+	switch c.Distribute {
+	case "", "none", "citus":
+	default:
+		p.Addf("--distribute %q: want none or citus", c.Distribute)
 	}
 	return p.Err()
 }

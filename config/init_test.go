@@ -15,7 +15,7 @@ func TestInitDefaults(t *testing.T) {
 	if err := Parse(fs, nil); err != nil {
 		t.Fatal(err)
 	}
-	if c.Wallets != 10_000 || c.Rows != 50_000_000 || c.Months != 12 || c.Zipf != 1.0 || c.Workers < 1 || c.Force {
+	if c.Wallets != 10_000 || c.Rows != 50_000_000 || c.Months != 12 || c.Zipf != 1.0 || c.Workers < 1 || c.Force || c.Distribute != "none" {
 		t.Errorf("defaults = %+v", c)
 	}
 	if err := c.Validate(); err != nil {
@@ -37,6 +37,9 @@ func TestInitValidate(t *testing.T) {
 		{func(c *Init) { c.Workers = 0 }, []string{"--workers 0"}},
 		{func(c *Init) { c.Zipf = -0.5 }, []string{"--zipf -0.5"}},
 		{func(c *Init) { c.Zipf = math.NaN() }, []string{"--zipf NaN"}},
+		{func(c *Init) { c.Distribute = "none" }, nil},
+		{func(c *Init) { c.Distribute = "citus" }, nil},
+		{func(c *Init) { c.Distribute = "cockroach" }, []string{`--distribute "cockroach": want none or citus`}},
 		// all problems at once
 		{func(c *Init) { c.Rows, c.Wallets, c.Months, c.Workers, c.Zipf = -1, 0, 0, 0, -1 },
 			[]string{"--rows -1", "--wallets 0", "--months 0", "--workers 0", "--zipf -1"}},

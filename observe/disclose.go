@@ -39,7 +39,8 @@ var SettingNames = []string{"fsync", "synchronous_commit", "full_page_writes", "
 // durability settings (as the server shows them, with units), pgceiling's tables (rows,
 // heap and index bytes with partitions summed, index count) against shared_buffers, and
 // the cores and memory of the client and, when the server is local, of the server.
-// Without a pgceiling schema Tables is empty. Row counts are the planner's estimates
+// Without a pgceiling schema Tables is empty. Distribution says whether (Citus) and how
+// the tables are sharded; on a server without Citus, "not distributed". Row counts are the planner's estimates
 // (reltuples, as of the last ANALYZE or VACUUM; the live-tuple count for a table never
 // analyzed), so disclosure stays cheap on 50 M rows.
 func Disclose(ctx context.Context, q Querier, local LocalInfo) (*result.Disclosure, error) {
@@ -77,6 +78,9 @@ func Disclose(ctx context.Context, q Querier, local LocalInfo) (*result.Disclosu
 	}
 	for _, t := range d.Tables {
 		d.DataBytes += t.HeapBytes + t.IndexBytes
+	}
+	if d.Distribution, err = distribution(ctx, q); err != nil {
+		return nil, err
 	}
 	if d.SharedBuffersBytes > 0 {
 		d.DataToSharedBuffers = float64(d.DataBytes) / float64(d.SharedBuffersBytes)

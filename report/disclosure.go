@@ -21,7 +21,8 @@ func WriteDisclosure(w io.Writer, d *result.Disclosure, order []string) error {
 // WriteDisclosureOpts writes a server disclosure as aligned plain text (`pgceiling
 // inspect`): where the server runs, the machines, the settings (those named in order
 // first, in that order, then the rest by name), pgceiling's tables against
-// shared_buffers, and the warnings that make run and search refuse the server. Lines
+// shared_buffers, the distribution (Citus, or not distributed), and the warnings that
+// make run and search refuse the server. Lines
 // wrap at o.Width (a long setting's value under itself), unless o.Wide.
 func WriteDisclosureOpts(w io.Writer, d *result.Disclosure, order []string, o TextOptions) error {
 	width := o.width()
@@ -92,6 +93,11 @@ func WriteDisclosureOpts(w io.Writer, d *result.Disclosure, order []string, o Te
 		line("  ", "none: this database has no pgceiling schema (`pgceiling init` creates it)")
 	}
 
+	if d.Distribution != nil {
+		fmt.Fprintln(ew, "\nDistribution")
+		writeDistribution(ew, d.Distribution, line)
+	}
+
 	if len(d.Warnings) > 0 {
 		fmt.Fprintln(ew)
 		line("", "Warnings (run and search refuse this server unless --allow-unsafe-server)")
@@ -140,4 +146,37 @@ func writeTables(w io.Writer, tables []result.TableSize, rows string) (heap, idx
 	fmt.Fprintf(tw, "%-*s\t\t%s\t\t%s\t\n", width, "total", bytesHuman(heap), bytesHuman(idx))
 	tw.Flush()
 	return heap, idx
+}
+
+// writeDistribution writes whether and how pgceiling's tables are sharded: a line for a
+// server without Citus or a schema it does not distribute, else the nodes and a table of
+// each table's Citus type, distribution column, colocation group, shards and size over
+// the shards.
+func writeDistribution(w io.Writer, d *result.Distribution, line func(prefix, s string)) {
+	switch {
+	case d.Citus == "":
+		line("  ", "not distributed (no citus extension in this database)")
+		return
+	case !d.Distributed():
+		line("  ", fmt.Sprintf("not distributed (citus %s installed, %d workers; see `pgceiling init --distribute citus`)", d.Citus, d.Workers))
+		return
+	}
+	line("  ", fmt.Sprintf("citus %s: %d nodes may hold shards (%d workers); sizes are over every shard", d.Citus, d.Nodes, d.Workers))
+	if d.PropagateSetCommands != "local" {
+		line("  ", fmt.Sprintf("citus.propagate_set_commands = %s: the workers commit with their own synchronous_commit (a synchronous_commit=off sweep needs it local)", orDash(d.PropagateSetCommands)))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  table\ttype\tcolumn\tcolocation\tshards\tnodes\theap\tindexes")
+	for _, t := range d.Tables {
+		col, coloc, shards, nodes, heap, idx := "-", "-", "-", "-", "-", "-"
+		if t.Type != result.DistLocal {
+			coloc, shards, nodes = fmt.Sprint(t.ColocationID), fmt.Sprint(t.Shards), fmt.Sprint(t.ShardNodes)
+			heap, idx = bytesHuman(t.HeapBytes), bytesHuman(t.IndexBytes)
+		}
+		if t.Column != "" {
+			col = t.Column
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Type, col, coloc, shards, nodes, heap, idx)
+	}
+	tw.Flush()
 }

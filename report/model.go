@@ -169,7 +169,21 @@ func disclosureLine(d *result.Disclosure) string {
 	if d.Embedded {
 		parts = append(parts, "embedded throwaway server")
 	}
+	if dist := d.Distribution; dist.Distributed() {
+		parts = append(parts, fmt.Sprintf("distributed: citus %s on %d nodes%s", dist.Citus, dist.Nodes, distributedBy(dist)))
+	}
 	return strings.Join(parts, " · ")
+}
+
+// distributedBy names how transactions is sharded (" (transactions by wallet_id, 32
+// shards)"), or nothing when it is not a Citus table.
+func distributedBy(d *result.Distribution) string {
+	for _, t := range d.Tables {
+		if t.Name == "transactions" && t.Type == result.DistHash {
+			return fmt.Sprintf(" (transactions by %s, %d shards)", t.Column, t.Shards)
+		}
+	}
+	return ""
 }
 
 // buildModel turns a results file into what every textual format says. compact is for a

@@ -451,6 +451,68 @@ type Disclosure struct {
 	ServerMemBytes      int64             `json:"server_mem_bytes,omitempty"`
 	Embedded            bool              `json:"embedded"`
 	Warnings            []string          `json:"warnings,omitempty"`
+	// Distribution is how pgceiling's tables are spread over nodes (Citus); nil in files
+	// written before it was disclosed.
+	Distribution *Distribution `json:"distribution,omitempty"`
+}
+
+// Distribution says whether and how pgceiling's tables are sharded: with Citus (`pgceiling
+// init --distribute citus`), or not at all. The tables' sizes in Disclosure.Tables are the
+// coordinator's own; a distributed table's data lives in its shards, summed here.
+type Distribution struct {
+	// Citus is the version of the citus extension in the database; empty when it is not
+	// installed (then nothing is distributed).
+	Citus string `json:"citus,omitempty"`
+	// Workers is the number of active worker nodes (the coordinator not counted).
+	Workers int `json:"workers"`
+	// Nodes is the number of active primary nodes that may hold shards (the coordinator
+	// too when it is set to hold shards).
+	Nodes int `json:"nodes"`
+	// PropagateSetCommands is citus.propagate_set_commands as pgceiling's session sees
+	// it: only "local" carries the SET LOCAL synchronous_commit of each transaction on to
+	// the workers, so a synchronous_commit=off sweep needs it (docs/sharding.md).
+	PropagateSetCommands string `json:"propagate_set_commands,omitempty"`
+	// Tables are pgceiling's tables as Citus knows them, distributed or local.
+	Tables []DistributedTable `json:"tables,omitempty"`
+}
+
+// Distributed reports whether any of pgceiling's tables is a Citus table.
+func (d *Distribution) Distributed() bool {
+	if d == nil {
+		return false
+	}
+	for _, t := range d.Tables {
+		if t.Type != DistLocal {
+			return true
+		}
+	}
+	return false
+}
+
+// Types of DistributedTable.
+const (
+	DistHash      = "distributed" // hash-distributed by Column into Shards shards
+	DistReference = "reference"   // one shard copied to every node
+	DistLocal     = "local"       // an ordinary table on the coordinator
+)
+
+// DistributedTable is one of pgceiling's tables under Citus.
+type DistributedTable struct {
+	Name string `json:"name"`
+	Type string `json:"type"` // DistHash, DistReference, DistLocal (or Citus's own method letter)
+	// Column is the distribution column (empty unless Type is DistHash).
+	Column string `json:"column,omitempty"`
+	// ColocationID is Citus's colocation group: tables with the same id keep the rows of one
+	// distribution value on the same node, so a transaction touching them for one wallet
+	// runs on one node.
+	ColocationID int `json:"colocation_id,omitempty"`
+	// Shards of the table (of each partition, for a partitioned table).
+	Shards int `json:"shards,omitempty"`
+	// ShardNodes is the number of nodes holding its shards.
+	ShardNodes int `json:"shard_nodes,omitempty"`
+	// HeapBytes and IndexBytes are summed over every shard (and partition).
+	HeapBytes  int64 `json:"heap_bytes,omitempty"`
+	IndexBytes int64 `json:"index_bytes,omitempty"`
 }
 
 // Interval is the knee's uncertainty: the rate at which a probe passes half the time,

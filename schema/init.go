@@ -112,6 +112,21 @@ type Made struct {
 // auditShare is audit_log's prefill relative to transactions.
 const auditShare = 10
 
+// citusSetup is what Init learnt of the Citus coordinator it distributes the schema on.
+type citusSetup struct {
+	schemaSharding bool // citus.enable_schema_based_sharding exists (Citus 12 and later)
+}
+
+// execEach runs each statement in tx, in order.
+func execEach(ctx context.Context, tx pgx.Tx, stmts []string) error {
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return nil
+}
+
 // InitialBalance is every wallet's balance after Init, in cents.
 const InitialBalance = 1_000_000_00
 
@@ -144,6 +159,15 @@ func Init(ctx context.Context, cfg *pgx.ConnConfig, spec Spec, opt InitOptions) 
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	// A distributed schema needs Citus; checked before anything is changed.
+	var citus *citusSetup
+	if spec.Distribute == DistributeCitus {
+		sharding, err := checkCitus(ctx, conn)
+		if err != nil {
+			return nil, err
+		}
+		citus = &citusSetup{schemaSharding: sharding}
+	}
 	st, err := Status(ctx, conn)
 	if err != nil {
 		return nil, err
@@ -178,7 +202,7 @@ func Init(ctx context.Context, cfg *pgx.ConnConfig, spec Spec, opt InitOptions) 
 	parts := layout(spec, now)
 	made.Partitions = len(parts) + 1
 	t0 := time.Now()
-	if err := create(ctx, conn, spec, parts, historyEnd(now), made.Rebuilt); err != nil {
+	if err := create(ctx, conn, spec, parts, historyEnd(now), made.Rebuilt, citus); err != nil {
 		return nil, err
 	}
 	made.Schema = time.Since(t0)
@@ -186,7 +210,7 @@ func Init(ctx context.Context, cfg *pgx.ConnConfig, spec Spec, opt InitOptions) 
 	t0 = time.Now()
 	made.AuditRows = spec.Rows / auditShare
 	rep.phase(PhaseLoad, spec.Rows+made.AuditRows)
-	if err := load(ctx, pool, spec, keys, parts, made.AuditRows, opt, &rep.done); err != nil {
+	if err := load(ctx, pool, spec, keys, parts, made.AuditRows, opt, citus == nil, &rep.done); err != nil {
 		rep.stop()
 		return nil, err
 	}
@@ -194,7 +218,7 @@ func Init(ctx context.Context, cfg *pgx.ConnConfig, spec Spec, opt InitOptions) 
 	made.Load = time.Since(t0)
 
 	t0 = time.Now()
-	if err := buildIndexes(ctx, pool, parts, opt, rep); err != nil {
+	if err := buildIndexes(ctx, pool, parts, opt, citus != nil, rep); err != nil {
 		rep.stop()
 		return nil, err
 	}
@@ -225,6 +249,9 @@ func (s Spec) validate() error {
 	if s.Rows < 1 {
 		p = append(p, fmt.Sprintf("rows must be at least 1, got %d", s.Rows))
 	}
+	if s.Distribute != DistributeNone && s.Distribute != DistributeCitus {
+		p = append(p, fmt.Sprintf("distribute must be none or citus, got %q", s.Distribute))
+	}
 	if s.Months < 1 || s.Months > 240 {
 		p = append(p, fmt.Sprintf("months must be 1..240, got %d", s.Months))
 	}
@@ -239,18 +266,31 @@ func (s Spec) validate() error {
 
 // String is the spec as the flags that make it.
 func (s Spec) String() string {
-	return fmt.Sprintf("--wallets %d --rows %d --months %d --zipf %g --seed %d", s.Wallets, s.Rows, s.Months, s.Zipf, s.Seed)
+	f := fmt.Sprintf("--wallets %d --rows %d --months %d --zipf %g --seed %d", s.Wallets, s.Rows, s.Months, s.Zipf, s.Seed)
+	if s.Distribute != DistributeNone {
+		f += " --distribute " + s.Distribute
+	}
+	return f
 }
 
 // create drops a marked old schema (when rebuild) and creates the tables, partitions,
 // marker (state loading, with where the history ends) and wallets, all in one
 // transaction.
-func create(ctx context.Context, pool *pgx.Conn, spec Spec, parts []partition, histEnd time.Time, rebuild bool) error {
+//
+// With citus set, the transaction first runs citusPrelude, and the tables are
+// distributed (citusTables) after the partitions are made and before any row is
+// written.
+func create(ctx context.Context, pool *pgx.Conn, spec Spec, parts []partition, histEnd time.Time, rebuild bool, citus *citusSetup) error {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("init: begin: %w", err)
 	}
 	defer tx.Rollback(ctx)
+	if citus != nil {
+		if err := execEach(ctx, tx, citusPrelude(citus.schemaSharding)); err != nil {
+			return fmt.Errorf("init: prepare the Citus transaction: %w", err)
+		}
+	}
 	if rebuild {
 		if err := dropInTx(ctx, tx); err != nil && !errors.Is(err, ErrMissing) {
 			return err
@@ -284,6 +324,11 @@ func create(ctx context.Context, pool *pgx.Conn, spec Spec, parts []partition, h
 	if _, err := tx.Exec(ctx, b.String()); err != nil {
 		return fmt.Errorf("create partitions: %w", err)
 	}
+	if citus != nil {
+		if err := execEach(ctx, tx, citusTables()); err != nil {
+			return fmt.Errorf("distribute the tables with Citus: %w", err)
+		}
+	}
 	_, err = tx.Exec(ctx, `INSERT INTO pgceiling.wallets (account_id, balance, status, updated_at)
 		SELECT g, $2::numeric / 100, 'active', now() FROM generate_series(1, $1::bigint) g`, spec.Wallets, InitialBalance)
 	if err != nil {
@@ -291,6 +336,15 @@ func create(ctx context.Context, pool *pgx.Conn, spec Spec, parts []partition, h
 	}
 	// The wallets as Restore puts them back between probes (transfer changes balance
 	// and updated_at).
+	if citus != nil {
+		if _, err := tx.Exec(ctx, citusBaseline); err != nil {
+			return fmt.Errorf("keep the wallets' baseline: %w", err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return fmt.Errorf("init: commit schema: %w", err)
+		}
+		return nil
+	}
 	_, err = tx.Exec(ctx, `CREATE TABLE pgceiling.wallets_baseline AS
 		SELECT account_id, balance, status, updated_at FROM pgceiling.wallets;
 		ALTER TABLE pgceiling.wallets_baseline ADD PRIMARY KEY (account_id)`)
@@ -321,7 +375,11 @@ type rowSource struct {
 // load fills the history partitions and audit_log in parallel, one COPY per table in its
 // own transaction that first truncates it, so COPY ... FREEZE writes frozen, all-visible
 // pages (no hint-bit or freeze rewrites later).
-func load(ctx context.Context, pool *sessions, spec Spec, keys *workload.Keys, parts []partition, auditRows int64, opt InitOptions, count *atomic.Int64) error {
+//
+// Without freeze (a distributed schema: Citus passes COPY's options on to each shard,
+// where FREEZE would need a truncation in the same worker transaction) the tables,
+// new and empty, are not truncated and COPY writes ordinary pages.
+func load(ctx context.Context, pool *sessions, spec Spec, keys *workload.Keys, parts []partition, auditRows int64, opt InitOptions, freeze bool, count *atomic.Int64) error {
 	var tasks []loadTask
 	for _, p := range parts {
 		if p.Rows == 0 {
@@ -367,22 +425,26 @@ func load(ctx context.Context, pool *sessions, spec Spec, keys *workload.Keys, p
 	sort.SliceStable(tasks, func(i, j int) bool { return tasks[i].rows > tasks[j].rows })
 	return parallel(ctx, pool, opt.Workers, len(tasks), "SET synchronous_commit = off", func(ctx context.Context, c *pgx.Conn, i int) error {
 		t := tasks[i]
-		if err := copyTask(ctx, c, t, opt.Copy); err != nil {
+		if err := copyTask(ctx, c, t, opt.Copy, freeze); err != nil {
 			return fmt.Errorf("prefill %s: %w", t.table, err)
 		}
 		return nil
 	})
 }
 
-func copyTask(ctx context.Context, c *pgx.Conn, t loadTask, mode CopyMode) error {
+func copyTask(ctx context.Context, c *pgx.Conn, t loadTask, mode CopyMode, freeze bool) error {
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx)
 	src := t.gen()
-	if _, err := tx.Exec(ctx, "TRUNCATE pgceiling."+t.table); err != nil {
-		return err
+	binaryOpts, textOpts := "FORMAT binary", ""
+	if freeze {
+		if _, err := tx.Exec(ctx, "TRUNCATE pgceiling."+t.table); err != nil {
+			return err
+		}
+		binaryOpts, textOpts = "FORMAT binary, FREEZE", " WITH (FREEZE)"
 	}
 	cols := txColumns
 	if t.table == "audit_log" {
@@ -395,10 +457,10 @@ func copyTask(ctx context.Context, c *pgx.Conn, t loadTask, mode CopyMode) error
 			return row, nil
 		}))
 	case mode == CopyBinaryFreeze && src.binary != nil:
-		sql := fmt.Sprintf("COPY pgceiling.%s (%s) FROM STDIN WITH (FORMAT binary, FREEZE)", t.table, strings.Join(cols, ", "))
+		sql := fmt.Sprintf("COPY pgceiling.%s (%s) FROM STDIN WITH (%s)", t.table, strings.Join(cols, ", "), binaryOpts)
 		_, err = c.PgConn().CopyFrom(ctx, binaryReader(src.binary), sql)
 	default:
-		sql := fmt.Sprintf("COPY pgceiling.%s (%s) FROM STDIN WITH (FREEZE)", t.table, strings.Join(cols, ", "))
+		sql := fmt.Sprintf("COPY pgceiling.%s (%s) FROM STDIN%s", t.table, strings.Join(cols, ", "), textOpts)
 		_, err = c.PgConn().CopyFrom(ctx, &textReader{next: src.text}, sql)
 	}
 	if err != nil {
@@ -563,10 +625,20 @@ func partitionPrimaryKey(p string) string {
 // the transactions statements of indexes.sql on the parent, where PostgreSQL attaches
 // the matching partition indexes instead of building them again and only builds the
 // tiny ones of the empty partitions.
-func buildIndexes(ctx context.Context, pool *sessions, parts []partition, opt InitOptions, rep *reporter) error {
+//
+// On a distributed schema (distributed) it runs citusIndexes on the parents, as with
+// SerialIndexes: Citus builds each partition's shards' indexes itself, in parallel over
+// the workers.
+func buildIndexes(ctx context.Context, pool *sessions, parts []partition, opt InitOptions, distributed bool, rep *reporter) error {
 	stmts, err := statements("sql/indexes.sql")
 	if err != nil {
 		return err
+	}
+	if distributed {
+		if stmts, err = citusIndexes(stmts); err != nil {
+			return err
+		}
+		opt.SerialIndexes = true
 	}
 	type build struct {
 		sql  string

@@ -53,6 +53,9 @@ type Spec struct {
 	Months  int     `json:"months"` // months of history up to now; 3 months ahead and a default partition are always added
 	Zipf    float64 `json:"zipf"`   // exponent of the wallet choice; 0 = uniform
 	Seed    int64   `json:"seed"`
+	// Distribute is DistributeNone (a plain schema) or DistributeCitus (the tables
+	// distributed over a Citus cluster by wallet; docs/sharding.md).
+	Distribute string `json:"distribute,omitempty"`
 }
 
 // DefaultSpec is the production-sized schema: 10,000 wallets, 50 M rows over 12 months,

@@ -25,6 +25,10 @@ type Baseline struct {
 	EventsRows         int64      `json:"events_rows"`
 	EventsNewest       *time.Time `json:"events_newest,omitempty"`
 	WalletBalanceTotal string     `json:"wallet_balance_total"`
+	// Distributed: the schema is distributed with Citus (Restore then counts deleted rows
+	// without reading where they were: a shard's tableoid means nothing on the
+	// coordinator).
+	Distributed bool `json:"distributed,omitempty"`
 }
 
 // TakeBaseline records the state Restore returns to. It counts rows exactly, so on a
@@ -42,6 +46,9 @@ func TakeBaseline(ctx context.Context, q Querier) (Baseline, error) {
 		Scan(&b.TakenAt, &b.TransactionsMaxID, &b.AuditMaxID, &b.TransactionsRows, &b.AuditRows,
 			&b.EventsRows, &b.EventsNewest, &b.WalletBalanceTotal)
 	if err != nil {
+		return b, fmt.Errorf("take the baseline: %w", err)
+	}
+	if b.Distributed, err = Distributed(ctx, q); err != nil {
 		return b, fmt.Errorf("take the baseline: %w", err)
 	}
 	return b, nil
@@ -69,7 +76,11 @@ func Restore(ctx context.Context, q Querier, b Baseline) (result.Restore, error)
 	var r result.Restore
 	since := b.TakenAt.Add(-HistoryGap)
 	dirty := map[string]bool{}
-	deleted, err := deleteTransactions(ctx, q, `DELETE FROM pgceiling.transactions WHERE id > $1 AND created_at >= $2 RETURNING tableoid`,
+	del := deleteTransactions
+	if b.Distributed {
+		del = deleteDistributedTransactions
+	}
+	deleted, err := del(ctx, q, `DELETE FROM pgceiling.transactions WHERE id > $1 AND created_at >= $2 RETURNING tableoid`,
 		dirty, b.TransactionsMaxID, since)
 	if err != nil {
 		return r, err
@@ -82,11 +93,14 @@ func Restore(ctx context.Context, q Querier, b Baseline) (result.Restore, error)
 		return r, fmt.Errorf("restore: check transactions: %w", err)
 	}
 	if left > 0 {
-		deleted, err := deleteTransactions(ctx, q, `DELETE FROM pgceiling.transactions WHERE id > $1 RETURNING tableoid`, dirty, b.TransactionsMaxID)
+		deleted, err := del(ctx, q, `DELETE FROM pgceiling.transactions WHERE id > $1 RETURNING tableoid`, dirty, b.TransactionsMaxID)
 		if err != nil {
 			return r, err
 		}
 		r.TransactionsRows += deleted
+		if b.Distributed {
+			dirty["transactions"] = true // rows outside the recent partitions, which are unknown
+		}
 	}
 	tag, err := q.Exec(ctx, `DELETE FROM pgceiling.audit_log WHERE id > $1`, b.AuditMaxID)
 	if err != nil {
@@ -190,6 +204,18 @@ func deleteTransactions(ctx context.Context, q Querier, sql string, dirty map[st
 		return 0, fmt.Errorf("restore: delete new transactions: %w", err)
 	}
 	return total, nil
+}
+
+// deleteDistributedTransactions is deleteTransactions for a distributed schema: the
+// DELETE runs without its RETURNING clause (the tableoid a shard returns is the worker's,
+// not the partition's on the coordinator), so it marks no partition dirty: Restore
+// vacuums the recent ones, and the whole table after an unbounded delete.
+func deleteDistributedTransactions(ctx context.Context, q Querier, sql string, dirty map[string]bool, args ...any) (int64, error) {
+	tag, err := q.Exec(ctx, strings.TrimSuffix(sql, " RETURNING tableoid"), args...)
+	if err != nil {
+		return 0, fmt.Errorf("restore: delete new transactions: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // recentLeaves lists the leaf partitions of transactions that can hold rows created at

@@ -29,7 +29,11 @@ Re-runs are safe: the same spec on a ready schema does nothing; another spec nee
 make is never touched. Nothing outside schema pgceiling is ever changed.
 
 Without --dsn (or $PGCEILING_DSN) it fills a throwaway server, prints what it made and
-removes the server: a way to see the sizes and the prefill speed on this machine.`
+removes the server: a way to see the sizes and the prefill speed on this machine.
+
+--distribute citus, against a Citus coordinator whose database has the citus extension,
+distributes wallets by account_id and transactions and audit_log by wallet_id, colocated,
+and events by id (docs/sharding.md); pgceiling never creates the extension.`
 
 func runInit(ctx context.Context, env *Env, args []string) error {
 	var c config.Init
@@ -54,6 +58,9 @@ func runInit(ctx context.Context, env *Env, args []string) error {
 	defer conn.Close(context.WithoutCancel(ctx))
 
 	spec := schema.Spec{Wallets: c.Wallets, Rows: c.Rows, Months: c.Months, Zipf: c.Zipf, Seed: c.Seed}
+	if c.Distribute == "citus" {
+		spec.Distribute = schema.DistributeCitus
+	}
 	bar := newProgressBar(env.Stderr, env.TTY)
 	made, err := schema.Init(ctx, cfg, spec, schema.InitOptions{Workers: c.Workers, Force: c.Force, Progress: bar.update})
 	bar.end()
@@ -70,6 +77,9 @@ func runInit(ctx context.Context, env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "schema pgceiling %s in %s: %s\n", verb, where(cfg), spec)
 	writeMade(env.Stdout, made)
+	if spec.Distribute == schema.DistributeCitus {
+		fmt.Fprintln(env.Stdout, "  distributed with Citus by wallet (sizes below are the coordinator's; `pgceiling inspect` shows the shards)")
+	}
 	sizes, sb, err := schema.Sizes(ctx, conn)
 	if err != nil {
 		return err

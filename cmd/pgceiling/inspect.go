@@ -20,8 +20,10 @@ func init() {
 
 const inspectSynopsis = `Print what every pgceiling result discloses: the server's version and durability
 settings, pgceiling's tables (rows, heap and index sizes against shared_buffers, index
-counts), the client's and (when local) the server's cores and memory, and the warnings
-that make run and search refuse the server unless --allow-unsafe-server is given.
+counts), the client's and (when local) the server's cores and memory, the distribution
+(on a Citus coordinator: nodes, and each table's distribution column, colocation group
+and shards; otherwise "not distributed"), and the warnings that make run and search
+refuse the server unless --allow-unsafe-server is given.
 Without --dsn it inspects a throwaway server, which has no pgceiling schema yet.`
 
 func runInspect(ctx context.Context, env *Env, args []string) error {
