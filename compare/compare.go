@@ -31,7 +31,8 @@ var NoGates = Options{KneeDrop: -1, P99Rise: -1}
 // Side is one file's figures for one sweep.
 type Side struct {
 	Found bool
-	// Rate is the knee (search; 0 when none passed) or the achieved rate (run), tx/s.
+	// Rate is the knee (search; 0 when none passed) or the achieved rate (run), in the
+	// workload's unit (result.RateUnit: tx/s, rows/s for copy).
 	Rate       float64
 	Target     float64 // run: the offered rate
 	Interval   *result.Interval
@@ -119,7 +120,7 @@ func side(f *result.File, w string, s result.SyncCommit) Side {
 		return Side{}
 	}
 	out := Side{Found: true, Probes: len(sw.Probes), Bottleneck: sw.Bottleneck}
-	if f.Command == "run" && len(sw.Probes) > 0 {
+	if singleProbes(f.Command) && len(sw.Probes) > 0 {
 		p := &sw.Probes[len(sw.Probes)-1]
 		out.Rate, out.Target, out.P99Ms, out.ErrorRate = p.AchievedRate, p.TargetRate, p.Latency.P99, p.ErrorRate()
 		if p.Observation != nil && out.Bottleneck == "" {
@@ -134,6 +135,10 @@ func side(f *result.File, w string, s result.SyncCommit) Side {
 	return out
 }
 
+// singleProbes reports whether a command's sweeps are single probes at a given rate (run,
+// and claim at the claimed rate), compared by their achieved rates, not by knees.
+func singleProbes(command string) bool { return command == "run" || command == "claim" }
+
 // change is (b - a) / a, NaN when either is missing (0).
 func change(a, b float64) float64 {
 	if a <= 0 || b <= 0 {
@@ -145,8 +150,8 @@ func change(a, b float64) float64 {
 // gates returns the gates row r breaks.
 func gates(r *Row, kind string, opt Options) []string {
 	var out []string
-	what := "knee"
-	if kind == "run" {
+	what, u := "knee", result.RateUnit(r.Workload)
+	if singleProbes(kind) {
 		what = "achieved rate"
 	}
 	if opt.KneeDrop >= 0 && r.A.Found && r.A.Rate > 0 {
@@ -154,15 +159,15 @@ func gates(r *Row, kind string, opt Options) []string {
 		case !r.B.Found:
 			out = append(out, fmt.Sprintf("missing from B (the %s cannot be compared; --fail-if-knee-drops)", what))
 		case r.B.Rate <= 0:
-			out = append(out, fmt.Sprintf("no %s in B, %s tx/s in A (--fail-if-knee-drops %s)", what, rate(r.A.Rate), share(opt.KneeDrop)))
+			out = append(out, fmt.Sprintf("no %s in B, %s %s in A (--fail-if-knee-drops %s)", what, rate(r.A.Rate), u, share(opt.KneeDrop)))
 		case -r.RateChange > opt.KneeDrop:
-			out = append(out, fmt.Sprintf("%s dropped %s, %s -> %s tx/s (--fail-if-knee-drops %s)",
-				what, share(-r.RateChange), rate(r.A.Rate), rate(r.B.Rate), share(opt.KneeDrop)))
+			out = append(out, fmt.Sprintf("%s dropped %s, %s -> %s %s (--fail-if-knee-drops %s)",
+				what, share(-r.RateChange), rate(r.A.Rate), rate(r.B.Rate), u, share(opt.KneeDrop)))
 		}
 	}
 	if opt.P99Rise >= 0 && !math.IsNaN(r.P99Change) && r.P99Change > opt.P99Rise {
 		at := "p99 at the knee"
-		if kind == "run" {
+		if singleProbes(kind) {
 			at = "p99"
 		}
 		out = append(out, fmt.Sprintf("%s rose %s, %s -> %s ms (--fail-if-p99-rises %s)",

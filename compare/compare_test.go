@@ -184,3 +184,97 @@ func TestCompareTextFits(t *testing.T) {
 		t.Errorf("--wide cut the bottleneck:\n%s", out.String())
 	}
 }
+
+// TestCompareCopyUnit: copy's arrivals are rows, so its knees, rates and the gate's line
+// are in rows/s, beside insert's and oltp's tx/s (plan/testdata/shapes.json: a search of
+// insert, copy and oltp); a run of copy likewise.
+func TestCompareCopyUnit(t *testing.T) {
+	read := func() *result.File {
+		f, err := result.Read("../plan/testdata/shapes.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a, b := read(), read()
+	if b.Sweeps[1].Workload != "copy" {
+		t.Fatalf("shapes.json: sweep 1 is %s, want copy", b.Sweeps[1].Workload)
+	}
+	scaleKnee(t, b, 1, 0.8, 1)
+	c, err := Compare(a, b, "a", "b", Options{KneeDrop: 0.1, P99Rise: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Broken) != 1 || !strings.Contains(c.Broken[0], "copy sync=on: knee dropped 20 %, 183,540 -> 146,832 rows/s") {
+		t.Errorf("broken %q: want copy's drop in rows/s", c.Broken)
+	}
+	var out bytes.Buffer
+	if err := c.WriteText(&out, 100, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"183,540 rows/s", "146,832 rows/s", "18,217 tx/s", "2,711 tx/s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("compare text lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "183,540 tx/s") {
+		t.Errorf("compare text calls copy's rows tx/s:\n%s", out.String())
+	}
+
+	ra, rb := read(), read()
+	for _, f := range []*result.File{ra, rb} {
+		f.Command, f.Sweeps = "run", f.Sweeps[1:2]
+		f.Sweeps[0].Probes = f.Sweeps[0].Probes[:1]
+	}
+	c, err = Compare(ra, rb, "a", "b", NoGates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := c.WriteText(&out, 100, false); err != nil {
+		t.Fatal(err)
+	}
+	p := ra.Sweeps[0].Probes[0]
+	for _, want := range []string{"offered", rate(p.TargetRate) + " rows/s", "achieved", rate(p.AchievedRate) + " rows/s"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("compare of copy runs lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "tx/s") {
+		t.Errorf("compare of copy runs says tx/s:\n%s", out.String())
+	}
+}
+
+// TestCompareClaims: a claim's sweeps are single probes at the claimed rate, so two claim
+// files are compared as runs (offered, achieved, errors, p99), never as knees that "none
+// passed".
+func TestCompareClaims(t *testing.T) {
+	var files [2]*result.File
+	for i := range files {
+		f, err := result.Read("../plan/testdata/shapes.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Command = "claim"
+		for j := range f.Sweeps {
+			f.Sweeps[j].Knee, f.Sweeps[j].Interval = 0, nil
+			f.Sweeps[j].Probes = f.Sweeps[j].Probes[:1]
+		}
+		files[i] = f
+	}
+	files[1].Sweeps[0].Probes[0].AchievedRate *= 0.5
+	c, err := Compare(files[0], files[1], "a", "b", Options{KneeDrop: 0.1, P99Rise: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := c.WriteText(&out, 100, false); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); strings.Contains(s, "none passed") || !strings.Contains(s, "achieved") || !strings.Contains(s, "offered") {
+		t.Errorf("compare of two claims: want offered and achieved rates, no knees:\n%s", s)
+	}
+	if len(c.Broken) != 1 || !strings.Contains(c.Broken[0], "insert sync=on: achieved rate dropped 50 %") {
+		t.Errorf("broken %q: want insert's achieved rate dropped 50 %%", c.Broken)
+	}
+}

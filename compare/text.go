@@ -77,9 +77,10 @@ func (c *Comparison) rowFigures(r *Row) [][]string {
 		}
 		return f(s)
 	}
-	if c.Kind == "run" {
-		add("offered", val(r.A, func(s Side) string { return rate(s.Target) + " tx/s" }), val(r.B, func(s Side) string { return rate(s.Target) + " tx/s" }), "")
-		add("achieved", val(r.A, func(s Side) string { return rate(s.Rate) + " tx/s" }), val(r.B, func(s Side) string { return rate(s.Rate) + " tx/s" }), signed(r.RateChange))
+	u := " " + result.RateUnit(r.Workload) // rows/s for copy, whose arrivals are rows
+	if singleProbes(c.Kind) {
+		add("offered", val(r.A, func(s Side) string { return rate(s.Target) + u }), val(r.B, func(s Side) string { return rate(s.Target) + u }), "")
+		add("achieved", val(r.A, func(s Side) string { return rate(s.Rate) + u }), val(r.B, func(s Side) string { return rate(s.Rate) + u }), signed(r.RateChange))
 		add("errors", val(r.A, func(s Side) string { return pct(s.ErrorRate) }), val(r.B, func(s Side) string { return pct(s.ErrorRate) }), "")
 		add("p99", val(r.A, func(s Side) string { return msOrDash(s.P99Ms) }), val(r.B, func(s Side) string { return msOrDash(s.P99Ms) }), signed(r.P99Change))
 		return rows
@@ -88,7 +89,7 @@ func (c *Comparison) rowFigures(r *Row) [][]string {
 		if s.Rate <= 0 {
 			return "none passed"
 		}
-		return rate(s.Rate) + " tx/s"
+		return rate(s.Rate) + u
 	}
 	iv := func(s Side) string {
 		if s.Interval == nil {

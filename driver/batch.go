@@ -172,10 +172,10 @@ func newCopyEngine(ctx context.Context, env *probeEnv, c workload.Copier) (*copy
 	return e, nil
 }
 
-// session sends the workload's session setting on wk's connection.
+// session sends the workload's session setting on wk's connection and records it with
+// the connection (workload.SetSession), so a later insert sweep on it knows the setting.
 func (e *copyEngine) session(ctx context.Context, wk *worker) error {
-	_, err := wk.conn.Conn().Exec(ctx, e.c.SessionSync())
-	return err
+	return workload.SetSession(ctx, wk.conn.Conn(), e.c)
 }
 
 func (e *copyEngine) name() result.Engine { return EnginePGX }

@@ -13,7 +13,8 @@ import (
 
 // Options is what the user knows that the results file does not.
 type Options struct {
-	// Current is today's average rate of the workload's transactions, in tx/s.
+	// Current is today's average rate of the workload's transactions, in tx/s (rows/s for
+	// copy, whose arrivals are rows: result.RateUnit).
 	Current float64
 	// PeakFactor multiplies Current into today's peak (default 1 when 0).
 	PeakFactor float64
@@ -56,6 +57,9 @@ type Range struct {
 type Workload struct {
 	Workload   string            `json:"workload"`
 	SyncCommit result.SyncCommit `json:"sync_commit"` // of the knee planned against
+	// Unit is the unit of the workload's rates (result.RateUnit): tx/s, or rows/s for
+	// copy, whose arrivals are rows. The fields named _tx_s hold rates in this unit.
+	Unit string `json:"unit"`
 	// Knee is the knee planned against, with its interval (Level 0: none in the file).
 	Knee  Range   `json:"knee_tx_s"`
 	Level float64 `json:"interval_level,omitempty"`
@@ -183,7 +187,7 @@ func sweepsOf(sweeps []result.Sweep, name string) (on, off *result.Sweep) {
 }
 
 func planWorkload(sweeps []result.Sweep, name string, p *Plan, o Options) Workload {
-	w := Workload{Workload: name}
+	w := Workload{Workload: name, Unit: result.RateUnit(name)}
 	on, off := sweepsOf(sweeps, name)
 	s := on
 	if s == nil {
@@ -201,7 +205,7 @@ func planWorkload(sweeps []result.Sweep, name string, p *Plan, o Options) Worklo
 	w.Headroom = Range{Value: w.Knee.Value/p.PeakTxS - 1, Lo: w.Knee.Lo/p.PeakTxS - 1, Hi: w.Knee.Hi/p.PeakTxS - 1}
 	w.Reach = reach(p.PeakTxS, w.Knee, o.Growth, o.Now)
 	w.Bottleneck, w.Limit = bottleneck(s)
-	w.Levers = levers(s, on, off)
+	w.Levers = levers(s, on, off, w.Unit)
 	w.Shards = sharding(s, &w)
 	return w
 }
@@ -255,16 +259,16 @@ func reach(peak float64, knee Range, growth float64, now time.Time) Reach {
 // levers lists the measured ways to move the knee: synchronous_commit (the off/on knee
 // ratio as a range from both intervals) and the connection count when the sweep's
 // probes used several.
-func levers(s, on, off *result.Sweep) []Lever {
+func levers(s, on, off *result.Sweep, unit string) []Lever {
 	var out []Lever
 	if on != nil && off != nil {
 		a, b := kneeRange(on), kneeRange(off)
 		r := Range{Value: b.Value / a.Value, Lo: b.Lo / a.Hi, Hi: b.Hi / a.Lo}
-		text := fmt.Sprintf("synchronous_commit off moves the knee %s (%s-%s): %s vs %s tx/s; a crash may then lose the last commits (up to 3 × wal_writer_delay), never corrupt data",
-			times(r.Value), times2(r.Lo), times2(r.Hi), rate(b.Value), rate(a.Value))
+		text := fmt.Sprintf("synchronous_commit off moves the knee %s (%s-%s): %s vs %s %s; a crash may then lose the last commits (up to 3 × wal_writer_delay), never corrupt data",
+			times(r.Value), times2(r.Lo), times2(r.Hi), rate(b.Value), rate(a.Value), unit)
 		if a.Lo == a.Hi && b.Lo == b.Hi {
-			text = fmt.Sprintf("synchronous_commit off moves the knee %s: %s vs %s tx/s (no intervals in the file); a crash may then lose the last commits (up to 3 × wal_writer_delay), never corrupt data",
-				times(r.Value), rate(b.Value), rate(a.Value))
+			text = fmt.Sprintf("synchronous_commit off moves the knee %s: %s vs %s %s (no intervals in the file); a crash may then lose the last commits (up to 3 × wal_writer_delay), never corrupt data",
+				times(r.Value), rate(b.Value), rate(a.Value), unit)
 		}
 		out = append(out, Lever{Name: "synchronous_commit", Text: text, Ratio: &r})
 	} else {
@@ -275,13 +279,13 @@ func levers(s, on, off *result.Sweep) []Lever {
 		out = append(out, Lever{Name: "synchronous_commit",
 			Text: fmt.Sprintf("synchronous_commit: not measured (no %s sweep with a knee; search --sync-commit on,off measures it)", other)})
 	}
-	out = append(out, connsLever(s))
+	out = append(out, connsLever(s, unit))
 	return out
 }
 
 // connsLever says what the connection count did: the highest passing rate per pool
 // size when the probes used several, else that it was not varied.
-func connsLever(s *result.Sweep) Lever {
+func connsLever(s *result.Sweep, unit string) Lever {
 	best := map[int]float64{}
 	var sizes []int
 	for _, p := range s.Probes {
@@ -305,7 +309,7 @@ func connsLever(s *result.Sweep) Lever {
 	}
 	parts := make([]string, len(sizes))
 	for i, n := range sizes {
-		parts[i] = fmt.Sprintf("%d → %s tx/s", n, rate(best[n]))
+		parts[i] = fmt.Sprintf("%d → %s %s", n, rate(best[n]), unit)
 	}
 	return Lever{Name: "conns", Text: "connections: highest passing rate by pool size: " + strings.Join(parts, ", ")}
 }

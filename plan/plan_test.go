@@ -33,6 +33,8 @@ func TestGolden(t *testing.T) {
 		{"insert-keyless", "../report/testdata/fsync-off.json", Options{Current: 1000, PeakFactor: 3, Growth: 0.25}},
 		{"transfer-lock", "testdata/transfer-lock.json", Options{Current: 100, PeakFactor: 3, Growth: 0.4}},
 		{"transfer-lock-nogrowth", "testdata/transfer-lock.json", Options{Current: 100, PeakFactor: 3}},
+		{"shapes", "testdata/shapes.json", Options{Current: 1000, PeakFactor: 3, Growth: 0.4}},
+		{"copy", "testdata/shapes.json", Options{Current: 20000, PeakFactor: 3, Growth: 0.4, Workloads: []string{"copy"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := result.Read(tc.file)
@@ -77,6 +79,50 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs (go test ./plan -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// TestCopyUnit: the copy workload's arrivals are rows, so its plan speaks rows/s
+// everywhere (knee, peak, headroom, levers, bottleneck, sharding); the other workloads
+// of the same file keep tx/s, and a plan of both says what each counts.
+func TestCopyUnit(t *testing.T) {
+	f, err := result.Read("testdata/shapes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		workloads []string
+		want      []string
+		not       []string
+	}{
+		{[]string{"copy"}, []string{"today: 20,000 rows/s, peak 60,000 rows/s", "copy (synchronous_commit=on): knee 183,540 rows/s",
+			"today's peak of 60,000 rows/s", "at 191,520 rows/s:", "S × 183,540 rows/s", "shards → at most rows/s:"}, []string{"tx/s"}},
+		{[]string{"insert"}, []string{"today: 20,000 tx/s", "knee 18,217 tx/s"}, []string{"rows/s"}},
+		{[]string{"insert", "copy"}, []string{"today: 20,000/s, peak 60,000/s", "rates are rows/s for copy", "knee 18,217 tx/s", "knee 183,540 rows/s"}, nil},
+	} {
+		p, err := Make(f, Options{Current: 20000, PeakFactor: 3, Growth: 0.4, Workloads: tc.workloads, Now: now, Source: "shapes.json"})
+		if err != nil {
+			t.Fatalf("Make(shapes.json, --workload %v): %v", tc.workloads, err)
+		}
+		var b bytes.Buffer
+		if err := WriteText(&b, p, 1000); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("plan --workload %v lacks %q:\n%s", tc.workloads, w, b.String())
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(b.String(), w) {
+				t.Errorf("plan --workload %v says %q:\n%s", tc.workloads, w, b.String())
+			}
+		}
+		for _, wl := range p.Workloads {
+			if wl.Unit != result.RateUnit(wl.Workload) {
+				t.Errorf("workload %s: unit %q, want %q", wl.Workload, wl.Unit, result.RateUnit(wl.Workload))
+			}
+		}
 	}
 }
 
@@ -195,7 +241,7 @@ func TestConnsLever(t *testing.T) {
 	s := &result.Sweep{Probes: []result.Probe{
 		{TargetRate: 500, Conns: 20, Verdict: result.Pass}, {TargetRate: 700, Conns: 20, Verdict: result.Fail},
 		{TargetRate: 900, Conns: 50, Verdict: result.Pass}, {TargetRate: 600, Conns: 50, Verdict: result.Pass}}}
-	l := connsLever(s)
+	l := connsLever(s, "tx/s")
 	if want := "connections: highest passing rate by pool size: 20 → 500 tx/s, 50 → 900 tx/s"; l.Text != want {
 		t.Errorf("connsLever = %q, want %q", l.Text, want)
 	}
@@ -207,6 +253,7 @@ func TestLimitOf(t *testing.T) {
 		"above the knee, at 600 tx/s: lock contention: Lock:transactionid 41 % of active samples": LimitHotLock,
 		"lock contention: 50 % of active samples (Lock:tuple 30 %, Lock:transactionid 20 %)":      LimitHotLock,
 		"lock contention: Lock:relation 60 % of active samples":                                   LimitUnattributed,
+		"above the knee, at 191,520 rows/s: WAL flush: 70 % of active samples":                    LimitWALIO,
 		"WAL flush: IO:WALSync 62 % of active samples, 0.33 syncs per commit":                     LimitWALIO,
 		"at the knee, 1,250 tx/s: server CPU-bound: 95 % of its cores":                            LimitCPU,
 		"client: driver-limited": LimitClient,

@@ -58,18 +58,20 @@ func bottleneck(s *result.Sweep) (string, Limit) {
 	}
 	kind := limitOf(line)
 	if at > 0 && !strings.HasPrefix(line, "at ") && !strings.HasPrefix(line, "above the knee") {
+		u := result.RateUnit(s.Workload)
 		if at > s.Knee {
-			line = fmt.Sprintf("above the knee, at %s tx/s: %s", rate(at), line)
+			line = fmt.Sprintf("above the knee, at %s %s: %s", rate(at), u, line)
 		} else {
-			line = fmt.Sprintf("at the knee, %s tx/s: %s", rate(at), line)
+			line = fmt.Sprintf("at the knee, %s %s: %s", rate(at), u, line)
 		}
 	}
 	return line, kind
 }
 
-// limitOf classifies a bottleneck line (observe's wording).
+// limitOf classifies a bottleneck line (observe's wording), after the rate it names
+// ("above the knee, at 1,000 tx/s: ", rows/s for copy).
 func limitOf(line string) Limit {
-	_, l, found := strings.Cut(line, " tx/s: ")
+	_, l, found := strings.Cut(line, "/s: ")
 	if !found {
 		l = line
 	}
@@ -174,8 +176,8 @@ func sharding(s *result.Sweep, w *Workload) *Sharding {
 		hot += p.Skew.HottestShare * float64(p.Skew.Picks)
 	}
 	if ppt == 0 || sk.Keys == 0 {
-		sh := &Sharding{Bound: Range{}, Text: fmt.Sprintf("%s has no wallet to shard by: its rows spread evenly over the shards by their key, so S shards hold about S × %s tx/s",
-			s.Workload, rate(K.Value))}
+		sh := &Sharding{Bound: Range{}, Text: fmt.Sprintf("%s has no wallet to shard by: its rows spread evenly over the shards by their key, so S shards hold about S × %s %s",
+			s.Workload, rate(K.Value), w.Unit)}
 		sh.Ceilings = ceilings(K.Value, math.Inf(1), 8)
 		sh.Assumptions = []string{
 			"each shard is a server like this one, with this knee",
@@ -249,10 +251,10 @@ func sharding(s *result.Sweep, w *Workload) *Sharding {
 	sh.Ceilings = ceilings(K.Value, sh.Bound.Value, sh.MaxUsefulShards)
 	if sh.MaxUsefulShards == 1 {
 		sh.Text = fmt.Sprintf("%s; sharding by wallet buys nothing: the ceiling stays at most %s however many shards (bound: %s)",
-			touch, rangeText(sh.Bound, " tx/s"), sh.BoundBy)
+			touch, rangeText(sh.Bound, " "+w.Unit), sh.BoundBy)
 	} else {
-		sh.Text = fmt.Sprintf("%s; S shards hold at most min(S × %s, %s) tx/s (bound: %s); beyond %d shards adding shards buys nothing",
-			touch, rate(K.Value), rangeText(sh.Bound, ""), sh.BoundBy, sh.MaxUsefulShards)
+		sh.Text = fmt.Sprintf("%s; S shards hold at most min(S × %s, %s) %s (bound: %s); beyond %d shards adding shards buys nothing",
+			touch, rate(K.Value), rangeText(sh.Bound, ""), w.Unit, sh.BoundBy, sh.MaxUsefulShards)
 	}
 	sh.Assumptions = assume
 	return sh

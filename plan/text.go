@@ -35,18 +35,22 @@ func WriteText(w io.Writer, p *Plan, width int) error {
 	if p.GrowthPerYear != 0 {
 		growth = "growth " + pct(p.GrowthPerYear) + " a year, compounding"
 	}
-	today := fmt.Sprintf("today: %s tx/s, peak %s tx/s (× %s)", rate(p.CurrentTxS), rate(p.PeakTxS), num(p.PeakFactor, -1))
+	u, note := unitOf(p)
+	today := fmt.Sprintf("today: %s%s, peak %s%s (× %s)", rate(p.CurrentTxS), u, rate(p.PeakTxS), u, num(p.PeakFactor, -1))
 	if p.PeakFactor == 1 {
-		today = fmt.Sprintf("today's peak: %s tx/s", rate(p.PeakTxS))
+		today = fmt.Sprintf("today's peak: %s%s", rate(p.PeakTxS), u)
 	}
 	line(4, fmt.Sprintf("  %s; %s; dates from %s", today, growth, p.From))
+	if note != "" {
+		line(4, "  "+note)
+	}
 	for _, wl := range p.Workloads {
 		b.WriteByte('\n')
 		if wl.Missing != "" {
 			line(0, wl.Workload+": "+wl.Missing)
 			continue
 		}
-		kt := rate(wl.Knee.Value) + " tx/s"
+		kt := rate(wl.Knee.Value) + " " + wl.Unit
 		if wl.Level > 0 {
 			kt += fmt.Sprintf(" (%s-%s, %s)", rate(wl.Knee.Lo), rate(wl.Knee.Hi), pct(wl.Level))
 		}
@@ -71,7 +75,7 @@ func WriteText(w io.Writer, p *Plan, width int) error {
 			for _, c := range sh.Ceilings {
 				parts = append(parts, fmt.Sprintf("%d → %s", c.Shards, rate(c.TxS)))
 			}
-			line(6, "    shards → at most tx/s: "+strings.Join(parts, ", "))
+			line(6, "    shards → at most "+wl.Unit+": "+strings.Join(parts, ", "))
 			line(6, "    assuming:")
 			for _, a := range sh.Assumptions {
 				line(8, "      - "+a)
@@ -83,17 +87,36 @@ func WriteText(w io.Writer, p *Plan, width int) error {
 }
 
 func headroomText(wl Workload, peak float64) string {
-	h := wl.Headroom
+	h, u := wl.Headroom, wl.Unit
 	switch {
 	case h.Hi < 0:
-		return fmt.Sprintf("none: today's peak %s tx/s is %s the knee, past its whole interval", rate(peak), times(peak/wl.Knee.Value))
+		return fmt.Sprintf("none: today's peak %s %s is %s the knee, past its whole interval", rate(peak), u, times(peak/wl.Knee.Value))
 	case h.Lo < 0:
-		return fmt.Sprintf("within the knee's interval: %s to %s (today's peak %s tx/s)", signedPct(h.Lo), signedPct(h.Hi), rate(peak))
+		return fmt.Sprintf("within the knee's interval: %s to %s (today's peak %s %s)", signedPct(h.Lo), signedPct(h.Hi), rate(peak), u)
 	case h.Lo == h.Hi:
-		return fmt.Sprintf("%s (the knee is %s today's peak of %s tx/s)", signedPct(h.Value), times(1+h.Value), rate(peak))
+		return fmt.Sprintf("%s (the knee is %s today's peak of %s %s)", signedPct(h.Value), times(1+h.Value), rate(peak), u)
 	}
-	return fmt.Sprintf("%s (%s to %s; the knee is %s today's peak of %s tx/s)", signedPct(h.Value), signedPct(h.Lo),
-		signedPct(h.Hi), times(1+h.Value), rate(peak))
+	return fmt.Sprintf("%s (%s to %s; the knee is %s today's peak of %s %s)", signedPct(h.Value), signedPct(h.Lo),
+		signedPct(h.Hi), times(1+h.Value), rate(peak), u)
+}
+
+// unitOf is the unit of the plan's own rates, today's and the peak, after a space: the
+// planned workloads' common unit (" tx/s", " rows/s" for copy alone), else "/s" and a
+// note saying what each workload counts.
+func unitOf(p *Plan) (string, string) {
+	u := ""
+	for _, wl := range p.Workloads {
+		switch {
+		case u == "":
+			u = wl.Unit
+		case wl.Unit != u:
+			return "/s", "rates are rows/s for copy (its arrivals are rows) and tx/s for the other workloads; --current is read in each workload's unit"
+		}
+	}
+	if u == "" {
+		u = "tx/s"
+	}
+	return " " + u, ""
 }
 
 func reachText(r Reach) string {
@@ -112,7 +135,7 @@ func reachText(r Reach) string {
 		num(r.YearsLo, 1), num(r.YearsHi, 1), r.Date)
 }
 
-// rate formats tx/s: whole numbers from 100 up, one decimal below.
+// rate formats a rate: whole numbers from 100 up, one decimal below.
 func rate(v float64) string {
 	if math.IsInf(v, 1) {
 		return "unbounded"

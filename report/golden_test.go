@@ -52,7 +52,7 @@ func TestGolden(t *testing.T) {
 		{"md", func(b *bytes.Buffer, f *result.File) error { return WriteMarkdown(b, f) }},
 		{"csv", func(b *bytes.Buffer, f *result.File) error { return WriteCSV(b, f) }},
 	}
-	for _, fx := range []string{"search", "run", "fsync-off"} {
+	for _, fx := range []string{"search", "run", "fsync-off", "claim"} {
 		f := readFixture(t, fx+".json")
 		for _, w := range writers {
 			t.Run(fx+"."+w.ext, func(t *testing.T) {

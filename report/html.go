@@ -122,7 +122,7 @@ type htmlSection struct {
 // workload's achieved and latency charts, then each sweep's probes table with its
 // timelines and wait events; a run's tables with all its charts.
 func htmlSections(f *result.File, m model, charts []Chart) []htmlSection {
-	if f.Command == "run" || len(m.Tables) != len(f.Sweeps)+1 {
+	if f.Command == "run" || f.Claim != nil || len(m.Tables) != len(f.Sweeps)+1 {
 		if len(m.Tables) == 0 && len(charts) == 0 {
 			return nil
 		}

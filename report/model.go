@@ -211,6 +211,10 @@ func buildModel(f *result.File, compact bool) model {
 		m.Problems = append(m.Problems, "no sweeps in this file: nothing was measured")
 		return m
 	}
+	if f.Claim != nil {
+		claimModel(&m, f)
+		return m
+	}
 	if f.Command == "run" {
 		for i := range f.Sweeps {
 			for j := range f.Sweeps[i].Probes {

@@ -47,9 +47,11 @@ func (o TextOptions) width() int {
 func WriteText(w io.Writer, f *result.File) error { return WriteTextOpts(w, f, TextOptions{}) }
 
 // WriteTextOpts writes the summary the commands print: for a run, the probe's books and
-// latency; for a search, the sweeps side by side with their knees' intervals, the sync
-// off/on ratios (as ranges when both knees have intervals) and a table per sweep of its
-// probes, each probe's further figures under it. Warnings come first and last.
+// latency; for a claim, its verdict page (WriteClaim), then each shape's probe as a run's
+// and the short searches' probes; for a search, the sweeps side by side with their knees'
+// intervals, the sync off/on ratios (as ranges when both knees have intervals) and a
+// table per sweep of its probes, each probe's further figures under it. Warnings come
+// first and last.
 //
 // No line is wider than o.Width (unless o.Wide): a table too wide for it first wraps its
 // headers, then wraps or cuts its long cells (a cut cell ends in "… [n]" and is printed
@@ -70,7 +72,14 @@ func WriteTextOpts(w io.Writer, f *result.File, o TextOptions) error {
 	for _, p := range m.Problems {
 		writeLines(bw, wrapWords(strings.ToUpper(p[:1])+p[1:], width-2, 4), "  ")
 	}
-	for _, t := range m.Tables {
+	tables := m.Tables
+	if f.Claim != nil && len(tables) > 0 {
+		// A claim's file: its verdict page stands for the table of its verdicts.
+		fmt.Fprintln(bw)
+		writeClaimPage(bw, f, width)
+		tables = tables[1:]
+	}
+	for _, t := range tables {
 		fmt.Fprintln(bw)
 		writeLines(bw, wrapWords(t.Title, width, 4), "")
 		if err := writeTextTable(bw, t, width, o.Wide); err != nil {

@@ -27,6 +27,22 @@ type Copier interface {
 	Copy(ctx context.Context, conn *pgx.Conn, n int) (int64, error)
 }
 
+// SetSession sends c's session setting (SessionSync) on conn, as the driver does once per
+// connection before a copy probe, and records it in the connection's Session. An
+// autocommit script (insert) run later on the same pooled connection, by another sweep,
+// then knows what the session has: it sets synchronous_commit again unless the setting is
+// already its own. Without the record, insert at off after a copy at on on the same
+// connection would skip its SET and run with on.
+func SetSession(ctx context.Context, conn *pgx.Conn, c Copier) error {
+	s := SessionOf(conn.PgConn())
+	s.sync = "" // unknown until the server has answered
+	if _, err := conn.Exec(ctx, c.SessionSync()); err != nil {
+		return err
+	}
+	s.sync = c.SessionSync()
+	return nil
+}
+
 // copyColumns are the columns a batch writes. created_at is left to its DEFAULT now(),
 // the server's clock, as the insert workload's now() is: a client's timestamp would skew
 // against a remote server's, and the row check and the restore between probes find a
@@ -43,9 +59,10 @@ type copyEvents struct {
 var _ Copier = (*copyEvents)(nil)
 
 func newCopy(p Params) *copyEvents {
-	w := &copyEvents{payload: strings.Repeat("x", p.PayloadBytes), setSync: "SET synchronous_commit TO off"}
+	// insert's session statements: the connection's Session compares them (SetSession).
+	w := &copyEvents{payload: strings.Repeat("x", p.PayloadBytes), setSync: stmtSessionOff}
 	if p.SyncCommit {
-		w.setSync = "SET synchronous_commit TO on"
+		w.setSync = stmtSessionOn
 	}
 	return w
 }
@@ -62,7 +79,7 @@ func (w *copyEvents) SessionSync() string { return w.setSync }
 // Do writes one row: its session setting, then a COPY of one row. The driver never calls
 // it for this workload (it batches through Copy); it is here so copy is a Workload.
 func (w *copyEvents) Do(ctx context.Context, conn *pgx.Conn, _ *rand.Rand) error {
-	if _, err := conn.Exec(ctx, w.setSync); err != nil {
+	if err := SetSession(ctx, conn, w); err != nil {
 		return fmt.Errorf("copy: set synchronous_commit: %w", err)
 	}
 	_, err := w.Copy(ctx, conn, 1)

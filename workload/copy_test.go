@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/uuid"
@@ -83,6 +84,74 @@ func TestCopySessionSync(t *testing.T) {
 		}
 		if want := map[bool]string{true: "on", false: "off"}[on]; got != want {
 			t.Errorf("sync=%v: session synchronous_commit after Do = %q, want %q (statement %q)", on, got, want, w.SessionSync())
+		}
+	}
+}
+
+// TestSessionSyncAcrossSweeps: one pooled connection serves every sweep of a search in
+// turn. insert's session synchronous_commit outlives its sweep (the connection keeps it);
+// oltp and transfer override it in each transaction (SET LOCAL); copy sets its own
+// (SetSession, as the driver does) and records it, so a later insert sweep at the other
+// setting sets its own again. After each step the connection's Session record, when it
+// has one, is the server's setting.
+func TestSessionSyncAcrossSweeps(t *testing.T) {
+	dsn := setupSchema(t, 10)
+	conn := connect(t, dsn, pgx.QueryExecModeCacheStatement)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	word := map[bool]string{true: "on", false: "off"}
+	show := func() string {
+		t.Helper()
+		var got string
+		if err := conn.QueryRow(ctx, "SHOW synchronous_commit").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for i, step := range []struct {
+		workload string
+		on       bool
+	}{
+		{"insert", false}, {"oltp", true}, {"transfer", true}, {"copy", true}, {"insert", false},
+		{"copy", false}, {"insert", true}, {"copy", true}, {"insert", true}, {"insert", false},
+	} {
+		w := newWorkload(t, step.workload, Params{Wallets: 10, Zipf: 1, SyncCommit: step.on})
+		before := show()
+		inside := ""
+		if c, ok := w.(Copier); ok {
+			if err := SetSession(ctx, conn, c); err != nil {
+				t.Fatalf("step %d: copy's session setting: %v", i, err)
+			}
+			if _, err := c.Copy(ctx, conn, 3); err != nil {
+				t.Fatalf("step %d: copy: %v", i, err)
+			}
+			inside = show()
+		} else {
+			txnOf(w).afterSet = func(ctx context.Context, conn *pgx.Conn) error {
+				return conn.QueryRow(ctx, "SHOW synchronous_commit").Scan(&inside)
+			}
+			for range 2 {
+				if err := w.Do(ctx, conn, rng); err != nil {
+					t.Fatalf("step %d: %s: %v", i, step.workload, err)
+				}
+			}
+			if step.workload == "insert" {
+				inside = show() // its statements commit on their own, under the session's setting
+			}
+		}
+		after := show()
+		if inside != word[step.on] {
+			t.Errorf("step %d: %s sync=%v ran with synchronous_commit %s (the session had %s)", i, step.workload, step.on, inside, before)
+		}
+		wantAfter := before // SET LOCAL ends with its transaction
+		if step.workload == "insert" || step.workload == "copy" {
+			wantAfter = word[step.on] // a session setting: it outlives the sweep
+		}
+		if after != wantAfter {
+			t.Errorf("step %d: %s sync=%v left the session at %s, want %s", i, step.workload, step.on, after, wantAfter)
+		}
+		if rec := SessionOf(conn.PgConn()).sync; rec != "" && rec != "SET synchronous_commit TO "+after {
+			t.Errorf("step %d: after %s sync=%v the connection's record says %q, the server %s", i, step.workload, step.on, rec, after)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -22,7 +21,7 @@ func init() {
 	register(command{name: "claim", summary: "check a claimed rate (a vendor's 100k inserts/s) for a duration, shape by shape", run: runClaim})
 }
 
-const claimSynopsis = `Does the server hold a claimed rate for a claimed duration? For each shape (--workload: insert, the bare one-row shape behind such claims, and the realistic oltp and transfer) one probe offers --rate for --for after --warmup, exactly as run does, and is judged by search's rule: (failed + rejected) / scheduled <= --max-error-rate, p99 <= --p99-slo when given, and steady. The verdict page gives per shape held or not, p99 at the rate, the bottleneck, and the server settings that differ from such claims' usual small print (fsync, synchronous_commit, full_page_writes, the indexes on the table, the batch size); --find-knee adds a short search per shape whose knee and interval are the margin. Exit 0 when the claim holds for every shape, 3 when it does not (the results are still written).
+const claimSynopsis = `Does the server hold a claimed rate for a claimed duration? For each shape (--workload: insert, the bare one-row shape behind such claims, and the realistic oltp and transfer) one probe offers --rate for --for after --warmup, exactly as run does, and is judged by search's rule: (failed + rejected) / scheduled <= --max-error-rate, p99 <= --p99-slo when given, and steady. The verdict page gives per shape held or not, p99 at the rate, the bottleneck, and the server settings that differ from such claims' usual small print (fsync, synchronous_commit, full_page_writes, the indexes on the table, the batch size); --find-knee adds a short search per shape whose knee and interval are the margin. The copy shape reads --rate as rows/s (its arrivals are rows) and its page gives rows/s. Exit 0 when the claim holds for every shape, 3 when it does not (the results are still written).
 
 Without --dsn: a throwaway server, initialised with --rows rows first, removed afterwards. With --dsn the schema must exist (pgceiling init); the data is put back as it was after each probe.`
 
@@ -77,8 +76,8 @@ func runClaim(ctx context.Context, env *Env, args []string) error {
 	s.metrics = lm
 	file.Server = s.disclosure
 	file.Warnings = append(file.Warnings, s.warnings...)
-	env.say("pgceiling claim: %s tx/s for %v (after %v warm-up) with %s, synchronous_commit=%s, %d connections",
-		claimRate(c.Rate), c.Duration, c.Warmup, strings.Join(c.Workloads, ", "), c.SyncCommit, c.Conns)
+	env.say("pgceiling claim: %s%s for %v (after %v warm-up) with %s, synchronous_commit=%s, %d connections",
+		claimRate(c.Rate), claimUnit(c.Workloads), c.Duration, c.Warmup, strings.Join(c.Workloads, ", "), c.SyncCommit, c.Conns)
 
 	var runErr error
 	for i, name := range c.Workloads {
@@ -117,7 +116,9 @@ func runClaim(ctx context.Context, env *Env, args []string) error {
 	if runErr != nil {
 		return runErr
 	}
-	writeClaimPage(env.text(), file, env.width())
+	if err := report.WriteClaim(env.text(), file, env.width()); err != nil {
+		return err
+	}
 	if c.JSON != "" && c.JSON != config.Stdout {
 		env.say("pgceiling: results in %s", c.JSON)
 	}
@@ -128,7 +129,7 @@ func runClaim(ctx context.Context, env *Env, args []string) error {
 				not = append(not, sh.Workload)
 			}
 		}
-		return config.Thresholdf("claim: the server did not hold %s tx/s for %v with %s", claimRate(c.Rate), c.Duration, strings.Join(not, ", "))
+		return config.Thresholdf("claim: the server did not hold %s%s for %v with %s", claimRate(c.Rate), claimUnit(not), c.Duration, strings.Join(not, ", "))
 	}
 	return nil
 }
@@ -143,7 +144,8 @@ func claimShape(ctx context.Context, env *Env, s *probeServer, c *config.Claim, 
 	}
 	judge := search.Config{MaxErrorRate: c.MaxErrorRate, P99SLO: c.P99SLO, Duration: c.Duration, Warmup: c.Warmup,
 		PoolWait: c.PoolWait}
-	env.say("%s: %s tx/s for %v", label, claimRate(c.Rate), c.Duration)
+	u := " " + result.RateUnit(name) // rows/s for copy, whose arrivals are rows
+	env.say("%s: %s%s for %v", label, claimRate(c.Rate), u, c.Duration)
 	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, c.SyncCommit), live: newLiveLine(env, "  "+label+" ", c.Progress.Progress)}
 	pr, err := p.ProbeWithLimits(ctx, c.Rate, search.Limits{Budget: search.Budget(c.MaxErrorRate, c.Rate, c.Duration),
 		StopIf: judge.Steady.StopIf(c.PoolWait, c.Duration)})
@@ -172,21 +174,19 @@ func claimShape(ctx context.Context, env *Env, s *probeServer, c *config.Claim, 
 		sh.Bottleneck = pr.Observation.Bottleneck
 	}
 	sh.Table = w.Table()
-	sh.Batch = 1
-	if b, ok := w.(interface{ BatchSize() int }); ok && b.BatchSize() > 0 {
-		sh.Batch = b.BatchSize()
-	}
+	batch := batchOf(w, pr)
+	sh.Batch = batch.rows
 	for _, tb := range s.disclosure.Tables {
 		if tb.Name == sh.Table {
 			sh.Indexes = tb.Indexes
 		}
 	}
-	sh.SmallPrint = smallPrint(s.disclosure, c.SyncCommit, sh)
+	sh.SmallPrint = smallPrint(s.disclosure, c.SyncCommit, sh, batch)
 	verdict := "held"
 	if !sh.Held {
 		verdict = "NOT held: " + sh.Reason
 	}
-	env.say("%s: %s (achieved %s tx/s, p99 %s ms)", label, verdict, claimRate(sh.AchievedTx), thousands.Format(sh.P99Ms, 1))
+	env.say("%s: %s (achieved %s%s, p99 %s ms)", label, verdict, claimRate(sh.AchievedTx), u, thousands.Format(sh.P99Ms, 1))
 	if !c.FindKnee {
 		return sh, sw, nil
 	}
@@ -213,7 +213,7 @@ func claimKnee(ctx context.Context, env *Env, s *probeServer, c *config.Claim, l
 	cfg.OnProbe = func(sw result.Sweep) {
 		p.live.end()
 		last := sw.Probes[len(sw.Probes)-1]
-		env.say("%s knee: probe %d at %s tx/s: %s", label, len(sw.Probes), claimRate(last.TargetRate), last.Verdict)
+		env.say("%s knee: probe %d at %s %s: %s", label, len(sw.Probes), claimRate(last.TargetRate), result.RateUnit(name), last.Verdict)
 	}
 	env.say("%s: a short search for its knee (%v probes)", label, pc.Duration)
 	sw, err := search.Run(ctx, p, cfg, nil)
@@ -230,10 +230,45 @@ func claimKnee(ctx context.Context, env *Env, s *probeServer, c *config.Claim, l
 	return &sw, nil
 }
 
+// batch is how many rows a shape writes at once, as the small print discloses it.
+type batch struct {
+	rows    int    // the most rows one statement or COPY writes (ClaimShape.Batch)
+	here    string // what the small print says
+	differs bool   // fewer than claims' hundreds of rows at once
+}
+
+// batchOf is the shape's batch: for copy, the most rows one COPY writes and how long a
+// batch waits for them (--copy-batch, --copy-wait), with the mean the probe's batches
+// had; for insert, the rows one statement writes (--batch, its RowsPerTx); for the other
+// workloads one row per statement. It differs from the usual claim below 100 rows at
+// once: copy's by the mean its probe made (at a low rate its batches close on the wait,
+// with few rows each).
+func batchOf(w workload.Workload, pr *result.Probe) batch {
+	if _, ok := w.(workload.Copier); ok && pr.Copy != nil {
+		c := pr.Copy
+		wait := "no wait"
+		if c.MaxWaitMs > 0 {
+			wait = "at most " + thousands.Format(c.MaxWaitMs, 0) + " ms of wait"
+		}
+		b := batch{rows: c.MaxRows, here: fmt.Sprintf("COPY of up to %s, %s (--copy-batch, --copy-wait)", rowsText(c.MaxRows), wait)}
+		b.differs = c.MaxRows < 100
+		if c.Batches > 0 {
+			b.here += fmt.Sprintf("; %s rows per COPY on average", thousands.Format(c.MeanRows, 0))
+			b.differs = c.MeanRows < 100
+		}
+		return b
+	}
+	n := 1
+	if r, ok := w.(workload.RowsPerTxer); ok && r.RowsPerTx() > 0 {
+		n = r.RowsPerTx()
+	}
+	return batch{rows: n, here: rowsText(n) + " per statement", differs: n < 100}
+}
+
 // smallPrint sets the settings behind a shape's figure beside what claims of a bare
 // insert rate usually run with: no fsync, no synchronous commit, no full-page writes, a
-// table without secondary indexes, rows batched per statement.
-func smallPrint(d *result.Disclosure, sync result.SyncCommit, sh result.ClaimShape) []result.SmallPrint {
+// table without secondary indexes, rows batched per statement or COPY.
+func smallPrint(d *result.Disclosure, sync result.SyncCommit, sh result.ClaimShape, b batch) []result.SmallPrint {
 	setting := func(name string) string {
 		if d == nil || d.Settings[name] == "" {
 			return "unknown"
@@ -242,17 +277,27 @@ func smallPrint(d *result.Disclosure, sync result.SyncCommit, sh result.ClaimSha
 	}
 	out := []result.SmallPrint{
 		{Setting: "fsync", Here: setting("fsync"), Claims: "off"},
-		{Setting: "synchronous_commit", Here: string(sync) + " (per transaction)", Claims: "off"},
+		{Setting: "synchronous_commit", Here: string(sync) + syncScope(sh.Workload), Claims: "off"},
 		{Setting: "full_page_writes", Here: setting("full_page_writes"), Claims: "off"},
 		{Setting: "indexes on " + sh.Table, Here: fmt.Sprint(sh.Indexes), Claims: "the key's alone, or none"},
-		{Setting: "batch", Here: rowsText(sh.Batch) + " per statement", Claims: "hundreds to thousands of rows per statement or COPY"},
+		{Setting: "batch", Here: b.here, Claims: "hundreds to thousands of rows per statement or COPY"},
 	}
 	out[0].Differs = out[0].Here == "on"
 	out[1].Differs = sync.On()
 	out[2].Differs = out[2].Here == "on"
 	out[3].Differs = sh.Indexes > 1
-	out[4].Differs = sh.Batch < 100
+	out[4].Differs = b.differs
 	return out
+}
+
+// syncScope says where the shape sets synchronous_commit: insert and copy once per
+// session (autocommit statements and COPY have no transaction to SET LOCAL in), the
+// others in each transaction.
+func syncScope(workload string) string {
+	if workload == "insert" || workload == "copy" {
+		return " (per session)"
+	}
+	return " (per transaction)"
 }
 
 func rowsText(n int) string {
@@ -264,26 +309,34 @@ func rowsText(n int) string {
 
 // claimSentence sets the bare vendor shape (insert) beside the realistic ones: "the
 // server holds 62,000 single-row inserts/s; the same server's oltp knee is 3,100 tx/s".
+// copy's rates are rows/s, the others' tx/s.
 func claimSentence(cl *result.Claim) string {
 	var parts []string
 	r := claimRate(cl.RateTxS)
 	for _, sh := range cl.Shapes {
+		u := result.RateUnit(sh.Workload)
 		knee := ""
 		if sh.KneeTxS > 0 {
-			knee = fmt.Sprintf("knee is %s tx/s", claimRate(sh.KneeTxS))
+			knee = fmt.Sprintf("knee is %s %s", claimRate(sh.KneeTxS), u)
+		}
+		inserts := "single-row inserts/s"
+		if sh.Batch > 1 {
+			inserts = fmt.Sprintf("inserts/s of %s each", rowsText(sh.Batch))
 		}
 		var p string
 		switch {
 		case sh.Workload == "insert" && sh.Held:
-			p = fmt.Sprintf("the server holds %s single-row inserts/s", r)
+			p = fmt.Sprintf("the server holds %s %s", r, inserts)
 		case sh.Workload == "insert":
-			p = fmt.Sprintf("the server does not hold %s single-row inserts/s (it committed %s/s)", r, claimRate(sh.AchievedTx))
+			p = fmt.Sprintf("the server does not hold %s %s (it committed %s/s)", r, inserts, claimRate(sh.AchievedTx))
 		case knee != "":
 			p = fmt.Sprintf("the same server's %s %s", sh.Workload, knee)
+		case sh.Held && sh.Workload == "copy":
+			p = fmt.Sprintf("it holds %s rows/s by COPY too", r)
 		case sh.Held:
-			p = fmt.Sprintf("it holds %s %s tx/s too", r, sh.Workload)
+			p = fmt.Sprintf("it holds %s %s %s too", r, sh.Workload, u)
 		default:
-			p = fmt.Sprintf("%s committed %s of the %s tx/s offered", sh.Workload, claimRate(sh.AchievedTx), r)
+			p = fmt.Sprintf("%s committed %s of the %s %s offered", sh.Workload, claimRate(sh.AchievedTx), r, u)
 		}
 		if sh.Workload == "insert" && knee != "" {
 			p += "; its insert " + knee
@@ -293,84 +346,26 @@ func claimSentence(cl *result.Claim) string {
 	return strings.Join(parts, "; ")
 }
 
-// writeClaimPage prints the verdict page.
-func writeClaimPage(w io.Writer, f *result.File, width int) {
-	cl := f.Claim
-	verdict := "HOLDS for every shape"
-	if !cl.Held {
-		verdict = "does NOT hold"
-	}
-	slo := ""
-	if cl.P99SLOMs > 0 {
-		slo = fmt.Sprintf(", p99 <= %s ms", thousands.Format(cl.P99SLOMs, 1))
-	}
-	claimLine(w, 0, fmt.Sprintf("pgceiling claim: %s tx/s for %v: %s (rule: errors <= %s%s, steady)",
-		claimRate(cl.RateTxS), time.Duration(cl.ForS*float64(time.Second)), verdict, share(cl.MaxErrorRate), slo), width)
-	if f.Server != nil {
-		claimLine(w, 2, "server "+f.Server.Version, width)
-	}
-	for _, sh := range cl.Shapes {
-		fmt.Fprintln(w)
-		v := "held"
-		if !sh.Held {
-			v = "NOT held (" + string(sh.Verdict) + ")"
-		}
-		claimLine(w, 0, fmt.Sprintf("%s (synchronous_commit=%s): %s: achieved %s tx/s, errors %s, p99 %s ms",
-			sh.Workload, sh.SyncCommit, v, claimRate(sh.AchievedTx), share(sh.ErrorRate), thousands.Format(sh.P99Ms, 1)), width)
-		if !sh.Held && sh.Reason != "" {
-			claimLine(w, 2, "why: "+sh.Reason, width)
-		}
-		if sh.Bottleneck != "" {
-			claimLine(w, 2, "bottleneck: "+sh.Bottleneck, width)
-		}
-		if sh.KneeTxS > 0 {
-			m := fmt.Sprintf("margin: knee %s; the claimed rate is %s× the knee", kneeOf(sh), thousands.Format(cl.RateTxS/sh.KneeTxS, 2))
-			if iv := sh.Interval; iv != nil && cl.RateTxS >= iv.Lo && cl.RateTxS <= iv.Hi {
-				m += ", inside its interval: another run may give the other verdict"
-			}
-			claimLine(w, 2, m, width)
-		} else if sh.KneeSweep != nil {
-			claimLine(w, 2, "margin: the short search found no knee ("+sh.KneeSweep.Stop+")", width)
-		}
-		var diff []string
-		for _, sp := range sh.SmallPrint {
-			if sp.Differs {
-				diff = append(diff, fmt.Sprintf("%s %s (claims: %s)", sp.Setting, sp.Here, sp.Claims))
-			}
-		}
-		if len(diff) > 0 {
-			claimLine(w, 2, "unlike the usual claim: "+strings.Join(diff, "; "), width)
-		}
-	}
-	fmt.Fprintln(w)
-	claimLine(w, 0, "In short: "+cl.Sentence+".", width)
-}
-
-// claimLine prints s indented by indent, wrapped to width, continuation lines 4 further in.
-func claimLine(w io.Writer, indent int, s string, width int) {
-	pad := strings.Repeat(" ", indent)
-	for i, l := range wrapWords(s, width-1-indent) {
-		if i > 0 {
-			l = "    " + l
-		}
-		fmt.Fprintln(w, pad+l)
-	}
-}
-
-// share formats a fraction as a percentage with at most two decimals: "0.1 %", "10.52 %".
-func share(v float64) string {
-	s := strings.TrimRight(strings.TrimRight(thousands.Format(100*v, 2), "0"), ".")
-	return s + " %"
-}
-
-func kneeOf(sh result.ClaimShape) string {
-	return report.KneeText(result.Sweep{Knee: sh.KneeTxS, Interval: sh.Interval})
-}
-
-// claimRate formats tx/s as the reports do: whole numbers with thousands separators.
+// claimRate formats a rate as the claim's page does: whole numbers with thousands
+// separators, one decimal for a fraction below 100.
 func claimRate(v float64) string {
 	if v < 100 && v != float64(int64(v)) {
 		return thousands.Format(v, 1)
 	}
 	return thousands.Format(v, 0)
+}
+
+// claimUnit is the unit of the claimed rate over the shapes: tx/s, rows/s when copy is
+// the only one (its arrivals are rows), "/s" when they differ.
+func claimUnit(workloads []string) string {
+	u := ""
+	for _, w := range workloads {
+		switch su := result.RateUnit(w); {
+		case u == "":
+			u = " " + su
+		case " "+su != u:
+			return "/s"
+		}
+	}
+	return u
 }

@@ -34,6 +34,7 @@ func TestClaimHolds(t *testing.T) {
 	}
 	for _, want := range []string{"20 tx/s for 2s: HOLDS for every shape", "insert (synchronous_commit=on): held",
 		"oltp (synchronous_commit=on): held", "unlike the usual claim: fsync on (claims: off)", "indexes on transactions 5",
+		"synchronous_commit on (per session)", "synchronous_commit on (per transaction)", "batch 1 row per statement",
 		"In short: the server holds 20 single-row inserts/s; it holds 20 oltp tx/s too"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("claim page lacks %q:\n%s", want, stdout)
@@ -110,5 +111,59 @@ func TestClaimFindKnee(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "margin: knee ") || !strings.Contains(stdout, "its insert knee is ") {
 		t.Errorf("claim page lacks the margin:\n%s", stdout)
+	}
+}
+
+// TestClaimBatches: the small print discloses each shape's batch: insert's rows per
+// statement (--batch) and copy's COPY batches (--copy-batch, --copy-wait, and the mean its
+// probe made); copy's rates are rows/s. `pgceiling report` renders the claim's file
+// again as the same verdict page, never as a search whose knees none passed.
+func TestClaimBatches(t *testing.T) {
+	dsn := runDB(t)
+	path := filepath.Join(t.TempDir(), "claim.json")
+	stdout, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": dsn}, "claim", "--rate", "400", "--for", "2s",
+		"--warmup", "500ms", "--conns", "4", "--workload", "insert,copy", "--batch", "10", "--copy-batch", "500",
+		"--copy-wait", "20ms", "--json", path, "--quiet")
+	if code != 0 {
+		t.Fatalf("pgceiling claim --workload insert,copy: code %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	f := readClaim(t, path, 2)
+	ins, cp := f.Claim.Shapes[0], f.Claim.Shapes[1]
+	batch := func(sh result.ClaimShape) result.SmallPrint {
+		for _, sp := range sh.SmallPrint {
+			if sp.Setting == "batch" {
+				return sp
+			}
+		}
+		t.Fatalf("shape %s: no batch in the small print %+v", sh.Workload, sh.SmallPrint)
+		return result.SmallPrint{}
+	}
+	if b := batch(ins); ins.Batch != 10 || b.Here != "10 rows per statement" || !b.Differs {
+		t.Errorf("insert --batch 10: batch %d, small print %+v; want 10 rows per statement, unlike the claims'", ins.Batch, b)
+	}
+	b := batch(cp)
+	if cp.Batch != 500 || !strings.HasPrefix(b.Here, "COPY of up to 500 rows, at most 20 ms of wait") ||
+		!strings.Contains(b.Here, "rows per COPY on average") || !b.Differs {
+		// 400 rows/s over 20 ms waits: about 8 rows a batch, far from the claims' hundreds.
+		t.Errorf("copy --copy-batch 500 --copy-wait 20ms: batch %d, small print %+v", cp.Batch, b)
+	}
+	for _, want := range []string{"pgceiling claim: 400/s for 2s", "rows/s for copy", "insert (synchronous_commit=on): held: achieved",
+		"copy (synchronous_commit=on): held: achieved", " rows/s, errors", "batch 10 rows per statement",
+		"batch COPY of up to 500 rows", "the server holds 400 inserts/s of 10 rows each", "it holds 400 rows/s by COPY too"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("claim page lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	again, stderr, code := cli(t, nil, "report", path)
+	if code != 0 {
+		t.Fatalf("pgceiling report CLAIM: code %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains("\n"+again, "\npgceiling claim\n") || strings.Contains(again, "none passed") || !strings.Contains(again, stdout) {
+		t.Errorf("pgceiling report of a claim's file: want the title, the same verdict page and no knees; got:\n%s\nthe claim printed:\n%s", again, stdout)
+	}
+	md, _, code := cli(t, nil, "report", path, "--format", "markdown")
+	if code != 0 || !strings.Contains(md, "## Claim: 400/s for 2s: HOLDS for every shape") || strings.Contains(md, "none passed") {
+		t.Errorf("pgceiling report --format markdown of a claim's file (code %d):\n%s", code, md)
 	}
 }

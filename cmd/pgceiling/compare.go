@@ -17,7 +17,7 @@ func init() {
 
 const compareSynopsis = `Usage: pgceiling compare A.json B.json [--fail-if-knee-drops 10%] [--fail-if-p99-rises 20%] [--report DIR]
 
-Sets two results files of the same command side by side: per sweep the knee, its interval and bracket, the p99 at the knee and the bottleneck (for run files the offered and achieved rates, errors and p99), then the server settings and flags that differ. With a gate, a regression of B against A past it makes the command exit 3 (0 otherwise), so a pipeline can fail a release on it: a knee (a run's achieved rate) that dropped by more than --fail-if-knee-drops, or is missing, or a p99 that rose by more than --fail-if-p99-rises.`
+Sets two results files of the same command side by side: per sweep the knee, its interval and bracket, the p99 at the knee and the bottleneck (for run and claim files, whose sweeps are single probes, the offered and achieved rates, errors and p99; rates in rows/s for copy), then the server settings and flags that differ. With a gate, a regression of B against A past it makes the command exit 3 (0 otherwise), so a pipeline can fail a release on it: a knee (a run's achieved rate) that dropped by more than --fail-if-knee-drops, or is missing, or a p99 that rose by more than --fail-if-p99-rises.`
 
 func runCompare(_ context.Context, env *Env, args []string) error {
 	var c config.Compare

@@ -19,7 +19,7 @@ var reportFormats = []string{"text", "markdown", "csv", "series-csv", "html", "j
 
 const reportSynopsis = `Usage: pgceiling report FILE [--format text|markdown|csv|series-csv|html|json] [--out DIR]
 
-Renders a results file written by 'run' or 'search'. Without --out, one format goes to
+Renders a results file written by 'run', 'search' or 'claim' (a claim's file: its verdict page, then its probes). Without --out, one format goes to
 stdout (text by default). With --out DIR, every format is written into DIR (created if
 missing): report.md, probes.csv, series.csv, report.html and the charts as PNG and SVG.`
 
