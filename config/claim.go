@@ -34,7 +34,7 @@ type Claim struct {
 // BindClaim adds claim's flags (all but --dsn) to fs, bound to c. The probe's measured
 // window is --for (the claim's duration), not --duration.
 func BindClaim(fs *pflag.FlagSet, c *Claim) {
-	fs.Float64Var(&c.Rate, "rate", 0, "the claimed rate in transactions per second (Poisson arrivals); required")
+	fs.Float64Var(&c.Rate, "rate", 0, "the claimed rate per second (Poisson arrivals): transactions, or rows for the copy shape; required")
 	fs.StringSliceVar(&c.Workloads, "workload", []string{"insert", "oltp", "transfer"}, "shapes to hold the claim with, comma-separated (insert is the bare shape behind such claims; oltp and transfer the realistic ones)")
 	bindChoice(fs, &c.SyncCommit, "sync-commit", result.SyncOn, "synchronous_commit of each transaction: on or off")
 	probe := pflag.NewFlagSet("probe", pflag.ContinueOnError)

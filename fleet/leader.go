@@ -142,8 +142,12 @@ func (l *Leader) await(ctx context.Context) error {
 		}
 		if len(l.members) != said {
 			said = len(l.members)
-			l.opt.Say("fleet %s: waiting for %d more follower(s): pgceiling follow --fleet %s --dsn ...",
-				l.opt.Name, l.drivers-1-said, l.opt.Name)
+			if l.opt.Opened != nil { // --spawn: the followers are this leader's own children
+				l.opt.Say("fleet %s: waiting for %d more follower(s) started here", l.opt.Name, l.drivers-1-said)
+			} else {
+				l.opt.Say("fleet %s: waiting for %d more follower(s): pgceiling follow --fleet %s --dsn ...",
+					l.opt.Name, l.drivers-1-said, l.opt.Name)
+			}
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("fleet %s: %d of %d followers joined within %v (start them with pgceiling follow --fleet %s)",

@@ -28,7 +28,8 @@ func merge(plan Plan, parts []part, missing []int) *result.Probe {
 	m.Scheduled, m.Committed, m.Rejected, m.Retries = 0, 0, 0, 0
 	m.Failed = result.Counts{}
 	m.CommittedInWindow, m.DrainCommitted, m.AchievedRate, m.Late = 0, 0, 0, 0
-	m.ClientCPUSeconds, m.DriverThreads, m.Conns = 0, 0, 0
+	m.ClientCPUSeconds, m.DriverThreads, m.Conns, m.ClientCPUPerTxMs = 0, 0, 0, 0
+	m.Loops, m.LoopBusy, m.LoopsAddedS = 0, nil, nil
 	m.Series = nil
 	m.Checks.CommittedTotal, m.Checks.Uncertain, m.Checks.Problems = 0, 0, nil
 	m.DriverLimited, m.DriverLimitReason = false, ""
@@ -59,6 +60,10 @@ func merge(plan Plan, parts []part, missing []int) *result.Probe {
 		m.ClientCPUSeconds += p.ClientCPUSeconds
 		m.DriverThreads += p.DriverThreads
 		m.Conns += p.Conns
+		// Every driver's loops, in driver order: loop_busy and loops_added_s list them all.
+		m.Loops += p.Loops
+		m.LoopBusy = append(m.LoopBusy, p.LoopBusy...)
+		m.LoopsAddedS = append(m.LoopsAddedS, p.LoopsAddedS...)
 		m.SchedLagP99Ms = max(m.SchedLagP99Ms, p.SchedLagP99Ms)
 		m.Checks.CommittedTotal += p.Checks.CommittedTotal
 		m.Checks.Uncertain += p.Checks.Uncertain
@@ -92,6 +97,9 @@ func merge(plan Plan, parts []part, missing []int) *result.Probe {
 		fl.MaxSkewMs = max(fl.MaxSkewMs, abs(pt.SkewMs))
 	}
 	m.Latency, m.Service, m.QueueWait = driver.Summary(lat), driver.Summary(svc), driver.Summary(wait)
+	if m.Checks.CommittedTotal > 0 {
+		m.ClientCPUPerTxMs = m.ClientCPUSeconds * 1000 / float64(m.Checks.CommittedTotal)
+	}
 	if len(missing) > 0 {
 		m.Error = fmt.Sprintf("driver %s sent no results (gone mid-probe?); the probe keeps the other drivers' parts",
 			joinInts(missing))

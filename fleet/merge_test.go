@@ -121,8 +121,32 @@ func TestMergeBooksBalance(t *testing.T) {
 		t.Errorf("fleet %+v, error %q", m.Fleet, m.Error)
 	}
 	lost := merge(Plan{Drivers: 3, Total: 150}, parts, []int{2})
+	if lost.Loops != 0 || lost.LoopBusy != nil {
+		t.Errorf("drivers without loops: merged loops %d %v", lost.Loops, lost.LoopBusy)
+	}
 	if lost.Error == "" || lost.Committed != 995 || len(lost.Fleet.Missing) != 1 {
 		t.Errorf("a missing driver: error %q, committed %d, missing %v", lost.Error, lost.Committed, lost.Fleet.Missing)
+	}
+}
+
+// TestMergeLoopsAndClientCPU: the merged probe lists every driver's loops (not the
+// leader's alone), in driver order, and its client CPU per transaction is the fleet's
+// CPU over the fleet's commits.
+func TestMergeLoopsAndClientCPU(t *testing.T) {
+	a := &result.Probe{Loops: 2, LoopBusy: []float64{0.8, 0.6}, LoopsAddedS: []float64{0, 3}, ClientCPUSeconds: 3,
+		ClientCPUPerTxMs: 0.3}
+	a.Checks.CommittedTotal = 10_000
+	b := &result.Probe{Loops: 1, LoopBusy: []float64{0.5}, LoopsAddedS: []float64{0}, ClientCPUSeconds: 1, ClientCPUPerTxMs: 0.1}
+	b.Checks.CommittedTotal = 10_000
+	m := merge(Plan{Drivers: 2, Total: 100}, []part{{rep: Report{Driver: 0, Probe: a}}, {rep: Report{Driver: 1, Probe: b}}}, nil)
+	if m.Loops != 3 || !slices.Equal(m.LoopBusy, []float64{0.8, 0.6, 0.5}) || !slices.Equal(m.LoopsAddedS, []float64{0, 3, 0}) {
+		t.Errorf("merged loops %d, busy %v, added at %v; want 3, [0.8 0.6 0.5], [0 3 0]", m.Loops, m.LoopBusy, m.LoopsAddedS)
+	}
+	if m.ClientCPUPerTxMs != 0.2 {
+		t.Errorf("merged client CPU per tx %v ms, want 4 s over 20,000 commits = 0.2", m.ClientCPUPerTxMs)
+	}
+	if a.Loops != 2 || len(a.LoopBusy) != 2 {
+		t.Errorf("merge changed the leader's own part: %d loops %v", a.Loops, a.LoopBusy)
 	}
 }
 

@@ -30,7 +30,7 @@ func CompareCharts(a, b *result.File, nameA, nameB string) ([]Chart, error) {
 		dashes []vg.Length
 	}{{a, "A " + nameA, nil}, {b, "B " + nameB, bDashes}}
 	if a.Command == "run" && b.Command == "run" {
-		p := newPlot("committed per second: A "+nameA+" vs B "+nameB, "seconds since the probe's start (warm-up included)", "committed (tx/s)")
+		p := newPlot("committed per second: A "+nameA+" vs B "+nameB, "seconds since the probe's start (warm-up included)", "committed ("+runUnit(a, b)+")")
 		q := newPlot("p99 per second", "seconds since the probe's start (warm-up included)", "p99 latency (ms)")
 		p.Y.Tick.Marker = rateTicks{}
 		for _, x := range files {
@@ -66,9 +66,10 @@ func CompareCharts(a, b *result.File, nameA, nameB string) ([]Chart, error) {
 	}
 	var charts []Chart
 	for _, w := range workloads {
-		ach := newPlot(w+": achieved vs offered rate, A solid, B dashed", "offered rate (tx/s)", "achieved rate (tx/s)")
+		unit := result.RateUnit(w)
+		ach := newPlot(w+": achieved vs offered rate, A solid, B dashed", "offered rate ("+unit+")", "achieved rate ("+unit+")")
 		ach.X.Tick.Marker, ach.Y.Tick.Marker = rateTicks{}, rateTicks{}
-		lat := newPlot(w+": p99 latency vs offered rate, A solid, B dashed", "offered rate (tx/s)", "p99 latency (ms, log scale)")
+		lat := newPlot(w+": p99 latency vs offered rate, A solid, B dashed", "offered rate ("+unit+")", "p99 latency (ms, log scale)")
 		lat.Y.Scale, lat.Y.Tick.Marker, lat.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}, rateTicks{}
 		minRate, maxRate, lo, hi := math.Inf(1), 1.0, math.Inf(1), math.Inf(-1)
 		pos := func(v float64) float64 { return math.Max(v, 0.01) }
@@ -91,7 +92,7 @@ func CompareCharts(a, b *result.File, nameA, nameB string) ([]Chart, error) {
 				}
 				if k := kneeProbe(s); k != nil {
 					// The knee is ringed; its rate is in the legend, so labels never overlap.
-					label += ", knee " + rate(s.Knee) + " tx/s"
+					label += ", knee " + rate(s.Knee) + " " + unit
 					ring, err := plotter.NewScatter(plotter.XYs{{X: k.TargetRate, Y: k.AchievedRate}})
 					if err != nil {
 						return nil, fmt.Errorf("compare chart %s: %w", w, err)
@@ -160,4 +161,21 @@ func cmpPad(lo, hi float64) (float64, float64) {
 	}
 	pad := math.Max((hi-lo)*0.05, math.Max(math.Abs(hi)*0.01, 1))
 	return math.Max(lo-pad, 0), hi + pad
+}
+
+// runUnit is the unit of two run files' committed series: rows/s when both ran copy,
+// tx/s when neither did, and "tx/s or rows/s" for a mixed pair, whose lines then share
+// one axis in two units (the legend names each file).
+func runUnit(a, b *result.File) string {
+	unit := func(f *result.File) string {
+		if len(f.Sweeps) == 0 {
+			return "tx/s"
+		}
+		return result.RateUnit(f.Sweeps[0].Workload)
+	}
+	ua, ub := unit(a), unit(b)
+	if ua == ub {
+		return ua
+	}
+	return "tx/s or rows/s"
 }

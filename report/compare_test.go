@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/pgceiling/pgceiling/result"
 )
 
 // TestCompareCharts overlays a search with a copy whose knees moved: one achieved and one
@@ -71,5 +73,48 @@ func TestCompareChartsRun(t *testing.T) {
 	checkXML(t, "compare-timeline.svg", svg.Bytes())
 	if !bytes.Contains(svg.Bytes(), []byte("A a.json")) || !bytes.Contains(svg.Bytes(), []byte("B b.json")) {
 		t.Errorf("the run overlay lacks a file's legend")
+	}
+}
+
+// TestCompareChartsUnits: copy's rates are rows/s on every axis and in the knee's legend,
+// the other workloads' tx/s, also in the run overlay.
+func TestCompareChartsUnits(t *testing.T) {
+	a, b := readFixture(t, "search.json"), readFixture(t, "search.json")
+	for _, f := range []*result.File{a, b} {
+		f.Sweeps[0].Workload = "copy"
+	}
+	charts, err := CompareCharts(a, b, "a.json", "b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range charts {
+		var svg bytes.Buffer
+		if err := c.WriteSVG(&svg); err != nil {
+			t.Fatal(err)
+		}
+		copyChart := strings.HasSuffix(c.Name, "-copy")
+		if got := bytes.Contains(svg.Bytes(), []byte("offered rate (rows/s)")); got != copyChart {
+			t.Errorf("%s: offered rate in rows/s = %v, want %v", c.Name, got, copyChart)
+		}
+		if got := bytes.Contains(svg.Bytes(), []byte("offered rate (tx/s)")); got == copyChart {
+			t.Errorf("%s: offered rate in tx/s = %v, want %v", c.Name, got, !copyChart)
+		}
+	}
+	ra, rb := readFixture(t, "run.json"), readFixture(t, "run.json")
+	for _, tc := range []struct {
+		wa, wb, want string
+	}{{"copy", "copy", "committed (rows/s)"}, {"oltp", "oltp", "committed (tx/s)"}, {"copy", "oltp", "committed (tx/s or rows/s)"}} {
+		ra.Sweeps[0].Workload, rb.Sweeps[0].Workload = tc.wa, tc.wb
+		charts, err := CompareCharts(ra, rb, "a.json", "b.json")
+		if err != nil || len(charts) != 1 {
+			t.Fatalf("CompareCharts(run %s, run %s) = %d charts, %v", tc.wa, tc.wb, len(charts), err)
+		}
+		var svg bytes.Buffer
+		if err := charts[0].WriteSVG(&svg); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(svg.Bytes(), []byte(tc.want)) {
+			t.Errorf("run overlay %s vs %s: no axis label %q", tc.wa, tc.wb, tc.want)
+		}
 	}
 }

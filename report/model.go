@@ -316,7 +316,7 @@ func (r *figures) driver(p *result.Probe) {
 	}
 	r.add("driver limited", dl)
 	if p.Engine != "" {
-		r.add("driver", fmt.Sprintf("engine %s on %d core(s), client CPU %.1f s", p.Engine, p.DriverThreads, p.ClientCPUSeconds))
+		r.add("driver", driverText(p))
 	}
 	r.add("interrupted", yesNo(p.Interrupted))
 	cut := "no"
@@ -666,4 +666,35 @@ func probeDetails(p *result.Probe) []string {
 		d = append(d, fmt.Sprintf("wait that grew: %s %s to %s of active samples", g.Event, pct(g.FirstShare), pct(g.LastShare)))
 	}
 	return d
+}
+
+// driverText is how the client ran a probe: "engine loop on 2 core(s), 2 loops busy 0.81
+// and 0.47 (loop 2 added at 3 s), client CPU 6.9 s (0.131 ms/tx)"; per row for copy.
+func driverText(p *result.Probe) string {
+	t := fmt.Sprintf("engine %s on %d core(s)", p.Engine, p.DriverThreads)
+	if len(p.LoopBusy) > 0 {
+		busy := make([]string, len(p.LoopBusy))
+		for i, b := range p.LoopBusy {
+			busy[i] = fmt.Sprintf("%.2f", b)
+		}
+		t += fmt.Sprintf(", %d loop(s) busy %s", len(p.LoopBusy), strings.Join(busy, ", "))
+		var added []string
+		for i, at := range p.LoopsAddedS {
+			if at > 0 {
+				added = append(added, fmt.Sprintf("loop %d added at %.0f s", i+1, at))
+			}
+		}
+		if len(added) > 0 {
+			t += " (" + strings.Join(added, ", ") + ")"
+		}
+	}
+	t += fmt.Sprintf(", client CPU %.1f s", p.ClientCPUSeconds)
+	if p.ClientCPUPerTxMs > 0 {
+		per := "tx"
+		if p.Workload == "copy" { // its commits are rows
+			per = "row"
+		}
+		t += fmt.Sprintf(" (%.3f ms/%s)", p.ClientCPUPerTxMs, per)
+	}
+	return t
 }

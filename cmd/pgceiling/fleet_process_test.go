@@ -215,6 +215,9 @@ func TestSpawnFourDrivers(t *testing.T) {
 	if strings.Contains(stderr, pw) {
 		t.Error("the password is in the output")
 	}
+	if strings.Contains(stderr, "pgceiling follow --fleet") {
+		t.Errorf("with --spawn the leader still tells the user to start followers; stderr:\n%s", stderr)
+	}
 	for k := 1; k <= 3; k++ {
 		if !regexp.MustCompile(`(?m)^follower ` + strconv.Itoa(k) + `: .*the leader ended the run`).MatchString(stderr) {
 			t.Errorf("no line from follower %d saying the run ended, prefixed; stderr:\n%s", k, stderr)
@@ -287,8 +290,8 @@ func TestSpawnedFollowerKilledMidSearch(t *testing.T) {
 	if killed != "killed" {
 		t.Fatalf("killing follower 2: %q; stderr:\n%s", killed, stderr)
 	}
-	if code != 0 {
-		t.Fatalf("pgceiling search: code %d, stderr:\n%s", code, stderr)
+	if code != 1 || !strings.Contains(stderr, "search stopped these sweeps early: insert sync=on (fault") {
+		t.Fatalf("pgceiling search: code %d, want 1 with a line naming the sweep stopped on the fault; stderr:\n%s", code, stderr)
 	}
 	if d := time.Since(begin); d > 90*time.Second {
 		t.Errorf("the search took %v after losing a follower", d)

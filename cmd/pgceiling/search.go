@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pgceiling/pgceiling/config"
@@ -164,7 +165,28 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 			break
 		}
 	}
-	return finishSearch(env, &c, file, file.end(ctx, runErr))
+	runErr = file.end(ctx, runErr)
+	if runErr == nil {
+		runErr = faulted(file.File)
+	}
+	return finishSearch(env, &c, file, runErr)
+}
+
+// faulted is the error a search exits 1 with when a sweep stopped because a probe could
+// not complete twice (the server or a driver went away): that sweep's knee, if any, comes
+// from the probes before the fault. The sweep's stop reason already says so in the
+// results file, so it is not recorded again as the file's error.
+func faulted(f *result.File) error {
+	var bad []string
+	for _, sw := range f.Sweeps {
+		if strings.HasPrefix(sw.Stop, search.StopFault) {
+			bad = append(bad, fmt.Sprintf("%s sync=%s (%s)", sw.Workload, sw.SyncCommit, sw.Stop))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("a probe could not complete twice, so the search stopped these sweeps early: %s; the results file keeps every probe", strings.Join(bad, "; "))
 }
 
 // finishSearch writes the results file as the search ended and, unless it was
