@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Agreement figure of issue 4: the knee pgceiling finds for oltp with synchronous_commit=on,
-# against a knee found for the identical SQL (bench/pgbench/oltp.sql) with pgbench's
-# Poisson schedule, by the same bracket rule, on the same server in the same run.
+# Agreement figure of issue 4 (and issue 11): the knee pgceiling finds for each workload
+# (oltp, transfer) with synchronous_commit=on, against a knee found for the identical SQL
+# (bench/pgbench/WORKLOAD.sql) with pgbench's Poisson schedule, by the same bracket rule,
+# on the same server in the same run.
 #
 # pgbench side: `pgbench -n -M prepared -c CONNS -R RATE --latency-limit 1000 -l`, one run
 # of warm-up + measured seconds per probe, counted from pgbench's per-transaction log
@@ -10,12 +11,13 @@
 # transaction already 1 s late when its turn comes, as pgceiling rejects one not started
 # within --pool-wait 1s. Bracket: from --start grow x2 until a rate fails, then bisect
 # until (hi - lo) / lo <= --precision. Before every pgbench probe the data is prepared
-# exactly as pgceiling prepares its own probes (bench/benchpg -rate R: restore to the
-# baseline taken at the start, back-fill the fraud window at the probe's rate, CHECKPOINT).
-# pgceiling side: `pgceiling search --workload oltp --sync-commit on --no-steady-check` (the
+# exactly as pgceiling prepares its own probes (bench/benchpg -rate R -workload W: restore
+# to the baseline taken at the start, back-fill oltp's fraud window at the probe's rate,
+# CHECKPOINT).
+# pgceiling side: `pgceiling search --workload W --sync-commit on --no-steady-check` (the
 # error rule only, as on the pgbench side; pgceiling's default also fails a probe whose
 # queue wait keeps growing, which pgbench cannot judge) with the same probe
-# length, precision, connections, no calibration (same --start) and no repeats.
+# length, precision, connections, no calibration (same --start), no repeats, no hold.
 # Equal CPU budgets (BENCHMARKING.md): client and server share the machine, so each client
 # is pinned to one core with `taskset -c --cpu` (default 1) and pgbench runs one thread
 # (-j 1), like pgceiling's loop engine; --cpu "" turns pinning off.
@@ -27,15 +29,16 @@
 # Without --dsn a throwaway server with the schema (bench/benchpg) is started and removed
 # at the end; with --dsn the schema must exist (pgceiling init) with 10,000 wallets.
 #
-# Usage: bench/knee_vs_pgbench.sh [--dsn DSN] [--seconds 60] [--warmup 10] [--precision 0.05]
-#        [--start 100] [--conns 50] [--rows 200000] [--cpu 1]
+# Usage: bench/knee_vs_pgbench.sh [--dsn DSN] [--workloads "oltp transfer"] [--seconds 60]
+#        [--warmup 10] [--precision 0.05] [--start 100] [--conns 50] [--rows 200000] [--cpu 1]
 # A tiny smoke run: bench/knee_vs_pgbench.sh --seconds 3 --warmup 1 --precision 0.3 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1
+dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
+    --workloads) workloads="$2"; shift 2 ;;
     --seconds) secs="$2"; shift 2 ;;
     --warmup) warm="$2"; shift 2 ;;
     --precision) prec="$2"; shift 2 ;;
@@ -43,7 +46,7 @@ while [ $# -gt 0 ]; do
     --conns) conns="$2"; shift 2 ;;
     --rows) rows="$2"; shift 2 ;;
     --cpu) cpu="$2"; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "knee_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -51,6 +54,9 @@ for tool in pgbench psql python3 go; do
   command -v "$tool" >/dev/null || { echo "knee_vs_pgbench: $tool is needed" >&2; exit 1; }
 done
 
+for w in $workloads; do
+  case "$w" in oltp | transfer) ;; *) echo "knee_vs_pgbench: --workloads takes oltp and transfer, not $w" >&2; exit 2 ;; esac
+done
 . "$root/bench/lib.sh"
 bench_setup knee_vs_pgbench
 
@@ -58,18 +64,22 @@ pin=()
 [ -n "$cpu" ] && pin=(taskset -c "$cpu")
 # The baseline the pgbench probes are reset to (pgceiling resets itself).
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -take || exit 1
-# prepare RATE: restore, back-fill at RATE, checkpoint: what pgceiling does before a probe.
-prepare() { "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$1" || exit 1; }
+# prepare RATE: restore, back-fill at RATE (oltp), checkpoint: what pgceiling does before a probe.
+prepare() { "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$1" -workload "$w" || exit 1; }
 
-echo "1. pgceiling search, oltp, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
-"${pin[@]}" "$work/pgceiling" search --dsn "$dsn" --workload oltp --sync-commit on --hold off --warmup "${warm}s" --duration "${secs}s" \
-  --precision "$prec" --start-rate "$start" --repeats 1 --conns "$conns" --pool-wait 1s --no-steady-check --json "$work/search.json" \
+# compare W: both knees of workload W, then the summary lines.
+compare() {
+w="$1"
+
+echo "$w, 1. pgceiling search, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
+"${pin[@]}" "$work/pgceiling" search --dsn "$dsn" --workload "$w" --sync-commit on --hold off --warmup "${warm}s" --duration "${secs}s" \
+  --precision "$prec" --start-rate "$start" --repeats 1 --conns "$conns" --pool-wait 1s --no-steady-check --json "$work/search-$w.json" \
   2> >(grep -v '^  ' >&2) >/dev/null
-pgc_knee="$(python3 -c "import json; s=json.load(open('$work/search.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
+pgc_knee="$(python3 -c "import json; s=json.load(open('$work/search-$w.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
 IFS='|' read -r pgc_knee pgc_stop pgc_probes <<<"$pgc_knee"
 # pgbench's rule on pgceiling's own probes: late commits (latency over the 1 s pool wait,
 # `late` in the results) count as bad, as pgbench --latency-limit counts them.
-pgc_strict="$(python3 - "$work/search.json" <<'PY'
+pgc_strict="$(python3 - "$work/search-$w.json" <<'PY'
 import json, sys
 best = 0
 for p in json.load(open(sys.argv[1]))['sweeps'][0]['probes']:
@@ -91,7 +101,7 @@ pgprobe() {
   prepare "$1"
   rm -f "$work"/pgblog*
   "${pin[@]}" pgbench -n -M prepared -c "$conns" -j 1 -R "$1" --latency-limit 1000 -T "$((warm + secs))" -l \
-    --log-prefix="$work/pgblog" -f "$root/bench/pgbench/oltp.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
+    --log-prefix="$work/pgblog" -f "$root/bench/pgbench/$w.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
   python3 - "$warm" "$work"/pgblog* <<'PY'
 import sys
 warm, files = float(sys.argv[1]), sys.argv[2:]
@@ -121,7 +131,7 @@ print(f"{(skipped + late + failed) / total if total else 1.0:.6f} {processed} {s
 PY
 }
 
-echo "2. pgbench -R, same bracket rule" >&2
+echo "$w, 2. pgbench -R, same bracket rule" >&2
 lo=0 hi=0 rate="$start" n=0
 while :; do
   n=$((n + 1))
@@ -142,10 +152,10 @@ else:
 done
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -restore
 
-python3 - "$pgc_knee" "$lo" "$pgc_stop" "$pgc_probes" "$n" "$pgc_strict" <<'PY'
+python3 - "$pgc_knee" "$lo" "$pgc_stop" "$pgc_probes" "$n" "$pgc_strict" "$w" <<'PY' | tee -a "$work/summary"
 import sys
 a, b, c = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[6])
-print("knee, oltp, synchronous_commit=on (measured on this machine)")
+print(f"knee, {sys.argv[7]}, synchronous_commit=on (measured on this machine)")
 print(f"  pgceiling search: {a:8.0f} tx/s  ({sys.argv[4]} probes; stop: {sys.argv[3]})")
 print(f"  pgbench -R:       {b:8.0f} tx/s  ({sys.argv[5]} probes)")
 if a and b:
@@ -154,3 +164,8 @@ if a and b:
 print(f"  pgceiling's highest probe that also passes pgbench's rule (late commits counted): {c:.0f} tx/s"
       + (f" ({100 * (c - b) / b:+.1f} % against pgbench)" if b and c else ""))
 PY
+}
+
+for w in $workloads; do compare "$w"; done
+echo >&2
+cat "$work/summary"

@@ -4,14 +4,14 @@
 // then removes it. With -baseline it prepares another tool's probes (pgbench's) exactly
 // as pgceiling prepares its own: -take records the data's baseline into the file; -rate R
 // puts the data back to that baseline, back-fills oltp's fraud window at R tx/s (the
-// default window and limit) and checkpoints, so both tools' probes start from the same
-// state.
+// default window and limit; not for -workload transfer, which reads no history) and
+// checkpoints, so both tools' probes start from the same state.
 //
 // Usage:
 //
 //	benchpg -dsn-file FILE [-rows N] [-wallets N]
 //	benchpg -dsn DSN -baseline FILE -take
-//	benchpg -dsn DSN -baseline FILE -rate R [-seed S]
+//	benchpg -dsn DSN -baseline FILE -rate R [-seed S] [-workload oltp|transfer]
 //	benchpg -dsn DSN -baseline FILE -restore
 package main
 
@@ -41,11 +41,16 @@ func main() {
 	rate := flag.Float64("rate", 0, "restore to -baseline, back-fill oltp's fraud window at this rate, checkpoint")
 	seed := flag.Int64("seed", 1, "seed of the back-fill")
 	restore := flag.Bool("restore", false, "only restore the data to -baseline")
+	wl := flag.String("workload", "oltp", "with -rate: the workload the probe runs; oltp's fraud window is back-filled, transfer's probe gets none")
 	flag.Parse()
+	if *wl != "oltp" && *wl != "transfer" {
+		fmt.Fprintf(os.Stderr, "benchpg: -workload must be oltp or transfer, got %q\n", *wl)
+		os.Exit(2)
+	}
 	var err error
 	switch {
 	case *baseline != "":
-		err = prepare(*dsn, *baseline, *take, *restore, *rate, *seed)
+		err = prepare(*dsn, *baseline, *take, *restore, *rate, *seed, *wl == "oltp")
 	case *dsnFile != "":
 		err = serve(*dsnFile, *rows, *wallets)
 	default:
@@ -83,8 +88,9 @@ func serve(dsnFile string, rows int64, wallets int) error {
 }
 
 // prepare takes the baseline (take), restores it (restore), or prepares one probe at rate
-// as pgceiling's search does before each of its probes.
-func prepare(dsn, file string, take, restore bool, rate float64, seed int64) error {
+// as pgceiling's search does before each of its probes (the fraud window's back-fill only
+// when backfill: the workload is oltp).
+func prepare(dsn, file string, take, restore bool, rate float64, seed int64, backfill bool) error {
 	n := 0
 	for _, b := range []bool{take, restore, rate > 0} {
 		if b {
@@ -126,9 +132,11 @@ func prepare(dsn, file string, take, restore bool, rate float64, seed int64) err
 	if _, err := schema.Restore(ctx, conn, b); err != nil || restore {
 		return err
 	}
-	if _, err := schema.Backfill(ctx, conn, schema.BackfillSpec{Rate: rate, Window: workload.DefaultFraudWindow,
-		Limit: workload.DefaultFraudLimit, Wallets: spec.Wallets, Zipf: spec.Zipf, Seed: seed}); err != nil {
-		return err
+	if backfill {
+		if _, err := schema.Backfill(ctx, conn, schema.BackfillSpec{Rate: rate, Window: workload.DefaultFraudWindow,
+			Limit: workload.DefaultFraudLimit, Wallets: spec.Wallets, Zipf: spec.Zipf, Seed: seed}); err != nil {
+			return err
+		}
 	}
 	return schema.Checkpoint(ctx, conn)
 }
