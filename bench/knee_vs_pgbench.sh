@@ -102,40 +102,14 @@ pgprobe() {
   rm -f "$work"/pgblog*
   "${pin[@]}" pgbench -n -M prepared -c "$conns" -j 1 -R "$1" --latency-limit 1000 -T "$((warm + secs))" -l \
     --log-prefix="$work/pgblog" -f "$root/bench/pgbench/$w.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
-  python3 - "$warm" "$work"/pgblog* <<'PY'
-import sys
-warm, files = float(sys.argv[1]), sys.argv[2:]
-rows = []
-for fn in files:
-    for line in open(fn):
-        f = line.split()
-        if len(f) >= 6:
-            rows.append((f[2], int(f[4]) + int(f[5]) / 1e6))
-if not rows:
-    print("1.0 0 0 0 0")
-    sys.exit()
-t0 = min(t for _, t in rows) + warm
-processed = skipped = late = failed = 0
-for lat, t in rows:
-    if t < t0:
-        continue
-    if lat == "skipped":
-        skipped += 1
-    elif lat == "failed":
-        failed += 1
-    else:
-        processed += 1
-        late += int(lat) > 1_000_000
-total = processed + skipped + failed
-print(f"{(skipped + late + failed) / total if total else 1.0:.6f} {processed} {skipped} {late} {failed}")
-PY
+  python3 "$root/bench/pgblog.py" "$warm" "$work"/pgblog*
 }
 
 echo "$w, 2. pgbench -R, same bracket rule" >&2
 lo=0 hi=0 rate="$start" n=0
 while :; do
   n=$((n + 1))
-  read -r bad processed skipped late failed < <(pgprobe "$rate")
+  read -r bad processed skipped late failed _ < <(pgprobe "$rate")
   if python3 -c "import sys; sys.exit(0 if $bad <= 0.001 else 1)"; then verdict=pass; lo="$rate"; else verdict=fail; hi="$rate"; fi
   echo "   pgbench probe $n at $rate tx/s: $verdict (processed $processed, skipped $skipped, late $late, failed $failed; bad share $bad)" >&2
   next="$(python3 -c "
