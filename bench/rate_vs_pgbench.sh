@@ -15,14 +15,16 @@
 # pgceiling / pgbench of committed rate and p99.
 #
 # Equal CPU budgets: each client pinned to core --cpu (default 1, "" for no pinning),
-# pgbench with -j 1 like pgceiling's loop engine (--threads 1).
+# pgbench with -j 1 like pgceiling's loop engine (--threads 1). --server-cpu C pins the
+# throwaway server (its postmaster and every process it has; new backends inherit) to
+# core C, so client and server do not share a core (no effect with --dsn).
 #
 # Usage: bench/rate_vs_pgbench.sh [--dsn DSN] [--workload oltp] [--rate 1400] [--seconds 60]
-#        [--warmup 10] [--pairs 2] [--conns 50] [--rows 1000000] [--cpu 1]
+#        [--warmup 10] [--pairs 2] [--conns 50] [--rows 1000000] [--cpu 1] [--server-cpu C]
 # A tiny smoke run: bench/rate_vs_pgbench.sh --rate 200 --seconds 3 --warmup 1 --pairs 1 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" w=oltp rate=1400 secs=60 warm=10 pairs=2 conns=50 rows=1000000 cpu=1
+dsn="" w=oltp rate=1400 secs=60 warm=10 pairs=2 conns=50 rows=1000000 cpu=1 scpu=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -34,7 +36,8 @@ while [ $# -gt 0 ]; do
     --conns) conns="$2"; shift 2 ;;
     --rows) rows="$2"; shift 2 ;;
     --cpu) cpu="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --server-cpu) scpu="$2"; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "rate_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,9 +50,12 @@ done
 bench_setup rate_vs_pgbench
 pin=()
 [ -n "$cpu" ] && pin=(taskset -c "$cpu")
+if [ -n "$scpu" ] && [ -n "$server_pid" ]; then
+  for p in $(pgrep -u postgres); do taskset -a -p -c "$scpu" "$p" >/dev/null; done
+fi
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -take || exit 1
 echo "$(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); commit $(git -C "$root" rev-parse --short HEAD)"
-echo "$w, synchronous_commit=on, $rate tx/s, ${warm}s warm-up + ${secs}s, $conns connections, $rows rows, clients pinned to core ${cpu:-none}"
+echo "$w, synchronous_commit=on, $rate tx/s, ${warm}s warm-up + ${secs}s, $conns connections, $rows rows, clients pinned to core ${cpu:-none}, server to ${scpu:-none}"
 
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
 # one CLIENT: a prepared run; appends "client committed/s bad p50 p99 cpu_ms_per_tx busy" to $work/rows.
