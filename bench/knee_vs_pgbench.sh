@@ -21,6 +21,9 @@
 # Equal CPU budgets (BENCHMARKING.md): client and server share the machine, so each client
 # is pinned to one core with `taskset -c --cpu` (default 1) and pgbench runs one thread
 # (-j 1), like pgceiling's loop engine; --cpu "" turns pinning off.
+# --server-cpu C pins the throwaway server to core C (no effect with --dsn), so neither
+# client shares a core with the server's backends (which widened pgbench's latency tail
+# 4-8x when they did: bench/rate_vs_pgbench.sh, docs/figures.md).
 # Target: the two knees within 5 %. The rules differ in one point: pgbench also counts a
 # transaction that started on time but finished over 1 s late; pgceiling's error rule does
 # not (its results count them as `late`). So the summary also gives the highest pgceiling
@@ -30,11 +33,11 @@
 # at the end; with --dsn the schema must exist (pgceiling init) with 10,000 wallets.
 #
 # Usage: bench/knee_vs_pgbench.sh [--dsn DSN] [--workloads "oltp transfer"] [--seconds 60]
-#        [--warmup 10] [--precision 0.05] [--start 100] [--conns 50] [--rows 200000] [--cpu 1]
+#        [--warmup 10] [--precision 0.05] [--start 100] [--conns 50] [--rows 200000] [--cpu 1] [--server-cpu C]
 # A tiny smoke run: bench/knee_vs_pgbench.sh --seconds 3 --warmup 1 --precision 0.3 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1
+dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1 scpu=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -46,7 +49,8 @@ while [ $# -gt 0 ]; do
     --conns) conns="$2"; shift 2 ;;
     --rows) rows="$2"; shift 2 ;;
     --cpu) cpu="$2"; shift 2 ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --server-cpu) scpu="$2"; shift 2 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "knee_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,6 +66,7 @@ bench_setup knee_vs_pgbench
 
 pin=()
 [ -n "$cpu" ] && pin=(taskset -c "$cpu")
+bench_pin_server "$scpu"
 # The baseline the pgbench probes are reset to (pgceiling resets itself).
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -take || exit 1
 # prepare RATE: restore, back-fill at RATE (oltp), checkpoint: what pgceiling does before a probe.

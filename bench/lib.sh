@@ -34,3 +34,12 @@ wait_dsn_file() {
   echo "$name: the server did not come up within ${secs}s" >&2
   return 1
 }
+
+# bench_pin_server CPU: pins the throwaway server (its postmaster and every process it has;
+# backends forked later inherit the postmaster's affinity) to core CPU. Nothing with --dsn
+# (no throwaway server) or an empty CPU.
+bench_pin_server() {
+  local c="$1" p
+  [ -n "$c" ] && [ -n "$server_pid" ] || return 0
+  for p in $(pgrep -u postgres); do taskset -a -p -c "$c" "$p" >/dev/null; done
+}

@@ -50,9 +50,7 @@ done
 bench_setup rate_vs_pgbench
 pin=()
 [ -n "$cpu" ] && pin=(taskset -c "$cpu")
-if [ -n "$scpu" ] && [ -n "$server_pid" ]; then
-  for p in $(pgrep -u postgres); do taskset -a -p -c "$scpu" "$p" >/dev/null; done
-fi
+bench_pin_server "$scpu"
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -take || exit 1
 echo "$(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); commit $(git -C "$root" rev-parse --short HEAD)"
 echo "$w, synchronous_commit=on, $rate tx/s, ${warm}s warm-up + ${secs}s, $conns connections, $rows rows, clients pinned to core ${cpu:-none}, server to ${scpu:-none}"
