@@ -104,9 +104,7 @@ PY
 # scheduled start (-R). Prints the bad share and the counts.
 pgprobe() {
   prepare "$1"
-  rm -f "$work"/pgblog*
-  "${pin[@]}" pgbench -n -M prepared -c "$conns" -j 1 -R "$1" --latency-limit 1000 -T "$((warm + secs))" -l \
-    --log-prefix="$work/pgblog" -f "$root/bench/pgbench/$w.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
+  bench_pgbench "$1" "$w" "${pin[@]}"
   python3 "$root/bench/pgblog.py" "$warm" "$work"/pgblog*
 }
 

@@ -43,3 +43,17 @@ bench_pin_server() {
   [ -n "$c" ] && [ -n "$server_pid" ] || return 0
   for p in $(pgrep -u postgres); do taskset -a -p -c "$c" "$p" >/dev/null; done
 }
+
+# bench_pgbench RATE WORKLOAD [PREFIX...]: one pgbench probe as the agreement scripts run it
+# (`-n -M prepared -c $conns -j 1 -R RATE --latency-limit 1000 -T $warm+$secs`, every
+# transaction logged to $work/pgblog*, bench/pgbench/WORKLOAD.sql), the command run under
+# PREFIX (taskset, /usr/bin/time); count the log with bench/pgblog.py. Uses $conns,
+# $warm, $secs, $dsn, $root and $work; pgbench's own exit status is ignored (a probe
+# whose transactions all fail is judged from its log).
+bench_pgbench() {
+  local rate="$1" wl="$2"
+  shift 2
+  rm -f "$work"/pgblog*
+  "$@" pgbench -n -M prepared -c "$conns" -j 1 -R "$rate" --latency-limit 1000 -T "$((warm + secs))" -l \
+    --log-prefix="$work/pgblog" -f "$root/bench/pgbench/$wl.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
+}

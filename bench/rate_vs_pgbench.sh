@@ -73,9 +73,7 @@ print(f'{p["achieved_rate"]:.1f} {bad / p["scheduled"] if p["scheduled"] else 1:
 PY
 )"
   else
-    rm -f "$work"/pgblog*
-    "${pin[@]}" /usr/bin/time -f "%U %S" -o "$work/time" pgbench -n -M prepared -c "$conns" -j 1 -R "$rate" --latency-limit 1000 \
-      -T "$((warm + secs))" -l --log-prefix="$work/pgblog" -f "$root/bench/pgbench/$w.sql" "$dsn" >/dev/null 2>"$work/pgb.err" || true
+    bench_pgbench "$rate" "$w" "${pin[@]}" /usr/bin/time -f "%U %S" -o "$work/time"
     read -r bad processed _ _ _ p50 p99 crate < <(python3 "$root/bench/pgblog.py" "$warm" "$work"/pgblog*)
     all="$(cat "$work"/pgblog* | awk '$3 != "skipped" && $3 != "failed"' | wc -l)"
     line="$crate $bad $p50 $p99 $all"
