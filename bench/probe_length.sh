@@ -7,18 +7,21 @@
 # slope, ms per minute), which must be flat. The searches run the hold step
 # (--search-hold, default auto: the knee then held for checkpoint_timeout + 1 min,
 # stepping down until a rate holds; off gives the knee of the probe length alone).
+# --conns is the searches' pool (default auto: each search scans pool sizes and uses the
+# smallest whose saturated throughput is within 10 % of the best); the hold runs with the
+# pool the middle length's search used.
 #
 # Without --dsn a throwaway server with the schema (bench/benchpg, --rows rows) is
 # started and removed at the end; with --dsn the schema must exist (pgceiling init).
 #
 # Usage: bench/probe_length.sh [--dsn DSN] [--rows 1000000] [--workloads "oltp transfer"]
 #        [--lengths "30 120 300"] [--warmup 10] [--repeats 2] [--precision 0.05]
-#        [--hold 600] [--search-hold auto|off|DURATION] [--out DIR]
+#        [--hold 600] [--search-hold auto|off|DURATION] [--conns auto|N] [--out DIR]
 # A smoke run: bench/probe_length.sh --rows 50000 --workloads oltp --lengths "10 20"
 #        --warmup 3 --repeats 1 --precision 0.2 --hold 20
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" rows=1000000 wls="oltp transfer" lengths="30 120 300" warm=10 reps=2 prec=0.05 hold=600 shold=auto out=""
+dsn="" rows=1000000 wls="oltp transfer" lengths="30 120 300" warm=10 reps=2 prec=0.05 hold=600 shold=auto conns=auto out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -30,8 +33,9 @@ while [ $# -gt 0 ]; do
     --precision) prec="$2"; shift 2 ;;
     --hold) hold="$2"; shift 2 ;;
     --search-hold) shold="$2"; shift 2 ;;
+    --conns) conns="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "probe_length: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,12 +54,12 @@ for wl in $wls; do
   for len in $lengths; do
     f="$out/$wl-$len.json"
     echo "search $wl, ${len}s probes..." >&2
-    "$work/pgceiling" search --dsn "$dsn" --workload "$wl" --sync-commit on --hold "$shold" --warmup "${warm}s" --duration "${len}s" \
+    "$work/pgceiling" search --dsn "$dsn" --workload "$wl" --sync-commit on --hold "$shold" --conns "$conns" --warmup "${warm}s" --duration "${len}s" \
       --precision "$prec" --repeats "$reps" --json "$f" 2>"$out/$wl-$len.log" >/dev/null || { tail -3 "$out/$wl-$len.log" >&2; exit 1; }
   done
-  knee="$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["sweeps"][0]["knee"]))' "$out/$wl-$mid.json")"
-  echo "run $wl at the ${mid}s knee, $knee tx/s, for ${hold}s..." >&2
-  "$work/pgceiling" run --dsn "$dsn" --workload "$wl" --sync-commit on --rate "$knee" --warmup "${warm}s" --duration "${hold}s" \
+  read -r knee pool < <(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["sweeps"][0]; print(int(s["knee"]), s["probes"][-1]["conns"])' "$out/$wl-$mid.json")
+  echo "run $wl at the ${mid}s knee, $knee tx/s, $pool connections, for ${hold}s..." >&2
+  "$work/pgceiling" run --dsn "$dsn" --workload "$wl" --sync-commit on --rate "$knee" --conns "$pool" --warmup "${warm}s" --duration "${hold}s" \
     --json "$out/$wl-hold.json" 2>"$out/$wl-hold.log" >/dev/null || { tail -3 "$out/$wl-hold.log" >&2; exit 1; }
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -68,7 +72,7 @@ def theil_sen(y):
     return statistics.median(s) if s else 0.0
 for wl in wls:
     print(f"\n{wl}, synchronous_commit=on")
-    print(f"  {'probe':>6} {'knee':>7} {'interval (90 %)':>17} {'probes':>6} {'probe-min':>9} {'fraud rows p50 first/last':>26} {'steal max':>9}")
+    print(f"  {'probe':>6} {'knee':>7} {'interval (90 %)':>17} {'pool':>4} {'probes':>6} {'probe-min':>9} {'fraud rows p50 first/last':>26} {'steal max':>9}")
     knees = []
     for n in lengths:
         s = json.load(open(f"{out}/{wl}-{n}.json"))["sweeps"][0]
@@ -80,7 +84,8 @@ for wl in wls:
             fc = at[-1]["fraud_check"]
             fr = f"{fc['rows_p50_first_third']:.0f} / {fc['rows_p50_last_third']:.0f}"
         steal = max([(p.get("observation") or {}).get("host_steal_share", 0) for p in s["probes"]] or [0])
-        print(f"  {n + 's':>6} {s['knee']:7.0f} {ivs:>17} {len(s['probes']):6d} {s['probe_minutes']:9.1f} {fr:>26} {100 * steal:8.0f}%")
+        pool = (s.get("pool") or {}).get("conns") or s["probes"][-1]["conns"]
+        print(f"  {n + 's':>6} {s['knee']:7.0f} {ivs:>17} {pool:4d} {len(s['probes']):6d} {s['probe_minutes']:9.1f} {fr:>26} {100 * steal:8.0f}%")
         knees.append(s["knee"])
     med = statistics.median(knees)
     if med:

@@ -22,15 +22,18 @@ import (
 type Probe struct {
 	Warmup   time.Duration
 	Duration time.Duration
-	Conns    int
-	Threads  int           // cores the driver may use (--threads); 0 = auto
-	Engine   result.Engine // auto, loop or pgx
-	PoolWait time.Duration
-	MaxTries int
-	ExecMode ExecMode
-	Seed     int64
-	Zipf     float64 // wallet skew exponent; 0 = uniform
-	Batch    int     // --batch: rows per insert transaction (insert only)
+	// Conns is the pool size (--conns); 0 = auto: search scans pool sizes per sweep
+	// (search.ScanPool). Only search takes auto (AutoConns).
+	Conns     int
+	AutoConns bool          // --conns auto is allowed (search)
+	Threads   int           // cores the driver may use (--threads); 0 = auto
+	Engine    result.Engine // auto, loop or pgx
+	PoolWait  time.Duration
+	MaxTries  int
+	ExecMode  ExecMode
+	Seed      int64
+	Zipf      float64 // wallet skew exponent; 0 = uniform
+	Batch     int     // --batch: rows per insert transaction (insert only)
 
 	Session Session
 	Observe Observe
@@ -92,7 +95,12 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	}
 	fs.DurationVar(&p.Warmup, "warmup", warmup, "unmeasured warm-up before each probe's measured window"+why)
 	fs.DurationVar(&p.Duration, "duration", duration, "measured window of each probe (7 min covers a full checkpoint cycle)"+why)
-	fs.IntVar(&p.Conns, "conns", result.DefaultConns, "connections in the pool (the application's pool size)")
+	if fromProfile {
+		p.AutoConns = true
+		fs.Var(connsValue{&p.Conns}, "conns", "connections in the pool: `auto` (each sweep first scans pools of 4, 8, 16, ... connections with short overload probes and uses the smallest whose saturated throughput is within 10 % of the best: a larger pool lowers many servers' ceiling and makes a hot row's lock queue metastable) or N (your application's pool size)")
+	} else {
+		fs.IntVar(&p.Conns, "conns", result.DefaultConns, "connections in the pool (the application's pool size)")
+	}
 	fs.Var(threadsValue{&p.Threads}, "threads", "cores the driver may use: `auto` (or 0) starts on one and adds cores as it needs them (loop: another loop when the loops are 75 % busy; pgx: doubles GOMAXPROCS at 75 % CPU); N fixes them (loop: N loops, like pgbench -j N; pgx: GOMAXPROCS N)")
 	bindChoice(fs, &p.Engine, "engine", result.EngineAuto, "how the driver drives its connections: loop (one goroutine and epoll speaking the wire protocol over prepared statements, like pgbench; the least client CPU, a core per loop: --threads), pgx (a goroutine per connection through pgx: every --exec-mode, TLS, all cores) or auto (loop when it can: --exec-mode cache_statement, no TLS, Linux)")
 	fs.DurationVar(&p.PoolWait, "pool-wait", result.DefaultPoolWait, "an arrival not started within this of its intended time is rejected (pool_timeout)")
@@ -121,8 +129,12 @@ func (p *Probe) Check(pr *Problems) {
 	if p.Warmup < 0 || p.Warmup > MaxWindow {
 		pr.Addf("--warmup must be between 0 and %v, got %v", MaxWindow, p.Warmup)
 	}
-	if p.Conns < 1 || p.Conns > MaxConns {
-		pr.Addf("--conns must be between 1 and %d, got %d", MaxConns, p.Conns)
+	if (p.Conns < 1 && !(p.AutoConns && p.Conns == 0)) || p.Conns > MaxConns {
+		auto := ""
+		if p.AutoConns {
+			auto = "auto or "
+		}
+		pr.Addf("--conns must be %sbetween 1 and %d, got %d", auto, MaxConns, p.Conns)
 	}
 	if p.PoolWait <= 0 || p.PoolWait > MaxPoolWait {
 		pr.Addf("--pool-wait must be > 0 and at most %v, got %v", MaxPoolWait, p.PoolWait)
@@ -225,6 +237,31 @@ func joined[T ~string](vs []T) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// connsValue is search's --conns: "auto" (stored as 0) or a pool size.
+type connsValue struct{ n *int }
+
+func (v connsValue) String() string {
+	if v.n == nil || *v.n == 0 {
+		return "auto"
+	}
+	return strconv.Itoa(*v.n)
+}
+
+func (v connsValue) Set(s string) error {
+	if strings.EqualFold(strings.TrimSpace(s), "auto") {
+		*v.n = 0
+		return nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 {
+		return fmt.Errorf("want auto or a number of connections (1 or more), got %q", s)
+	}
+	*v.n = n
+	return nil
+}
+
+func (connsValue) Type() string { return "conns" }
 
 // threadsValue is --threads: "auto" (stored as 0, which the flag also takes) or a number
 // of cores.

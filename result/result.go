@@ -560,6 +560,33 @@ type Sweep struct {
 	HoldS float64 `json:"hold_s,omitempty"`
 	// Held: the knee passed a hold of HoldS (the search converged with a hold step).
 	Held bool `json:"held,omitempty"`
+	// Pool is the pool-size scan that chose the sweep's connections (--conns auto); nil
+	// when --conns was given.
+	Pool *PoolScan `json:"pool,omitempty"`
+}
+
+// PoolScan is how a search chose its pool size (--conns auto): short overload probes at
+// pool sizes 4, 8, 16, ..., each measuring the server's saturated throughput with that
+// many connections busy all the time (the state a queue puts it in), and the smallest
+// pool within Within of the best.
+type PoolScan struct {
+	Points  []PoolPoint `json:"points"`
+	Conns   int         `json:"conns"`   // the pool chosen: every probe of the sweep uses it
+	Best    int         `json:"best"`    // the pool with the highest saturated throughput
+	Within  float64     `json:"within"`  // the smallest pool with at least Within × the best's is chosen
+	Seconds float64     `json:"seconds"` // warm-up and measured time of the scan's probes
+}
+
+// PoolPoint is one overload probe of the pool scan.
+type PoolPoint struct {
+	Conns     int     `json:"conns"`
+	Rate      float64 `json:"rate"`       // offered, tx/s (above what the server can do)
+	Achieved  float64 `json:"achieved"`   // committed tx/s in the window: the saturated throughput
+	ErrorRate float64 `json:"error_rate"` // (failed + rejected) / scheduled
+	// Saturated: the probe was above the server's capacity (errors above 1 % or achieved
+	// below 90 % of the rate), so Achieved is the pool's saturated throughput and not a
+	// lower bound of it.
+	Saturated bool `json:"saturated"`
 }
 
 // File is one results file: one per command.

@@ -140,6 +140,15 @@ type Config struct {
 	// its full length.
 	NoEarlyAbort bool
 
+	// PoolScan: choose the pool size by ScanPool before the first probe (--conns auto;
+	// the prober must be a PoolProber), up to PoolScanMax connections (0: the package's
+	// PoolScanMax). PriorPool is the scan of a resumed search: its pool is used again,
+	// without scanning. OnPoolProbe, when set, is called before each scan probe.
+	PoolScan    bool
+	PoolScanMax int
+	PriorPool   *result.PoolScan
+	OnPoolProbe func(conns int, rate float64)
+
 	// Estimate is a calibration already made (a resumed search): used instead of
 	// calibrating, so a resumed search retraces the same rates.
 	Estimate float64
@@ -256,33 +265,70 @@ var errStop = errors.New("search stopped")
 func (s *searcher) start(ctx context.Context) (rate, step float64, err error) {
 	cfg := s.cfg
 	fine := min(cfg.Growth, 1+4*cfg.Precision)
-	switch {
-	case cfg.StartRate > 0:
-		return cfg.StartRate, cfg.Growth, nil
-	case cfg.StartFrom > 0:
-		return round(cfg.StartFrom), fine, nil
+	pp, scan := s.p.(PoolProber)
+	scan = scan && cfg.PoolScan
+	if scan && cfg.PriorPool != nil { // a resumed search: the same pool, no scan
+		pp.UsePool(cfg.PriorPool.Conns)
+		s.sweep.Pool, scan = cfg.PriorPool, false
+	}
+	if !scan {
+		switch {
+		case cfg.StartRate > 0:
+			return cfg.StartRate, cfg.Growth, nil
+		case cfg.StartFrom > 0:
+			return round(cfg.StartFrom), fine, nil
+		}
 	}
 	est := cfg.Estimate
 	if est <= 0 {
+		est = max(cfg.StartFrom, cfg.StartRate)
+	}
+	if est <= 0 {
 		var c Calibration
+		if scan {
+			pp.UsePool(PoolScanCalibrate)
+		}
 		if sp, ok := s.p.(ShortProber); ok {
 			c, err = Calibrate(ctx, sp, cfg)
 		}
 		s.calSeconds = c.Seconds
 		if err != nil {
-			if ctx.Err() != nil {
-				s.sweep.Stop = StopInterrupted
-				return 0, 0, ctx.Err()
-			}
-			return 0, 0, fmt.Errorf("calibration: %w", err)
+			return 0, 0, s.startErr(ctx, "calibration", err)
 		}
 		est = c.Rate
+	}
+	if scan {
+		ps, err := ScanPool(ctx, pp, cfg, est, cfg.PoolScanMax)
+		s.calSeconds += ps.Seconds
+		s.sweep.Pool = ps
+		if err != nil {
+			return 0, 0, s.startErr(ctx, "pool scan", err)
+		}
+		pp.UsePool(ps.Conns)
+		switch {
+		case cfg.StartRate > 0:
+			return cfg.StartRate, cfg.Growth, nil
+		case cfg.StartFrom > 0:
+			return round(cfg.StartFrom), fine, nil
+		}
+		// The chosen pool's saturated throughput is a better estimate than the
+		// calibration's, made with another pool.
+		est = chosen(ps).Achieved
 	}
 	if est > 0 {
 		s.sweep.CalibratedRate = est
 		return round(CalibratedStart * est), fine, nil
 	}
 	return DefaultStartRate, cfg.Growth, nil
+}
+
+// startErr is the error of a failed calibration or pool scan (what names it).
+func (s *searcher) startErr(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		s.sweep.Stop = StopInterrupted
+		return ctx.Err()
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 func (s *searcher) run(ctx context.Context) error {

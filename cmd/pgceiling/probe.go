@@ -59,5 +59,14 @@ func searchConfig(c *config.Search) search.Config {
 	return search.Config{StartRate: c.StartRate, Growth: c.Growth, Precision: c.Precision,
 		MaxErrorRate: c.MaxErrorRate, P99SLO: c.P99SLO, Confirm: c.Confirm, Repeats: c.Repeats, MaxProbes: c.MaxProbes,
 		Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, NoEarlyAbort: c.NoEarlyAbort,
-		Steady: search.SteadyRule{Off: c.NoSteadyCheck}}
+		Steady: search.SteadyRule{Off: c.NoSteadyCheck}, PoolScan: c.Conns == 0}
+}
+
+// poolSize is the pool the driver opens for p: --conns, or with --conns auto the largest
+// pool the scan may try (search.PoolScanMax).
+func poolSize(p *config.Probe) int {
+	if p.Conns == 0 {
+		return search.PoolScanMax
+	}
+	return p.Conns
 }

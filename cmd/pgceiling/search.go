@@ -62,7 +62,11 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	if err := checkDSN(c.Conn, env); err != nil {
 		return err
 	}
-	tuneGC(env, c.Conns)
+	if c.Conns == 0 && fl.Drivers > 1 {
+		c.Conns = result.DefaultConns // a fleet's drivers share one pool size: no scan
+		env.say("pgceiling search: --drivers %d: --conns auto is not supported by a fleet; each driver uses %d connections (give --conns N to choose)", fl.Drivers, c.Conns)
+	}
+	tuneGC(env, poolSize(&c.Probe))
 	prior, err := readSearchFile("--resume", c.Resume)
 	if err != nil {
 		return err
@@ -158,8 +162,12 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 		fillSweep(&res, sw, &c)
 		res.Bottleneck, res.BottleneckRate = observe.SweepBottleneck(&res)
 		file.Sweeps[idx] = res
-		env.say("%s: knee %s, bracket %s, %d probes, %.1f probe-minutes (%s)",
-			label, report.KneeText(res), bracketText(res.Bracket), len(res.Probes), res.ProbeMinutes, res.Stop)
+		pool := ""
+		if res.Pool != nil && res.Pool.Conns > 0 {
+			pool = fmt.Sprintf(", pool %d connections", res.Pool.Conns)
+		}
+		env.say("%s: knee %s%s, bracket %s, %d probes, %.1f probe-minutes (%s)",
+			label, report.KneeText(res), pool, bracketText(res.Bracket), len(res.Probes), res.ProbeMinutes, res.Stop)
 		if err != nil {
 			runErr = err
 			break
@@ -288,10 +296,11 @@ func readSearchFile(flag, path string) (*result.File, error) {
 
 // start is where a sweep starts.
 type start struct {
-	prior    []result.Probe // probes of the resumed file, reused
-	estimate float64        // the resumed file's calibration
-	knee     float64        // the --start-from file's knee
-	hold     time.Duration  // the hold step's window (0: none)
+	prior    []result.Probe   // probes of the resumed file, reused
+	estimate float64          // the resumed file's calibration
+	knee     float64          // the --start-from file's knee
+	pool     *result.PoolScan // the resumed file's pool scan (--conns auto)
+	hold     time.Duration    // the hold step's window (0: none)
 }
 
 // sweepStart is where the sweep sw starts: its probes and calibration in the resumed
@@ -301,6 +310,9 @@ func sweepStart(c *config.Search, sw result.SweepKey, prior, startFrom *result.F
 	if prior != nil {
 		if ps := prior.Sweep(sw); ps != nil {
 			st.prior, st.estimate = ps.Probes, ps.CalibratedRate
+			if ps.Pool != nil && ps.Pool.Conns > 0 {
+				st.pool = ps.Pool
+			}
 		}
 	}
 	if startFrom != nil {
@@ -328,8 +340,11 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 	}
 	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", c.Progress)}
 	cfg := searchConfig(c)
-	cfg.StartFrom, cfg.Estimate, cfg.Hold = st.knee, st.estimate, st.hold
+	cfg.StartFrom, cfg.Estimate, cfg.Hold, cfg.PriorPool = st.knee, st.estimate, st.hold, st.pool
 	unit := result.RateUnit(sw.Workload) // rows/s for copy
+	cfg.OnPoolProbe = func(conns int, rate float64) {
+		env.say("%s: pool scan, %d connections at %.0f %s (overload: the throughput with every connection busy)", label, conns, rate, unit)
+	}
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
 		p.started = true
 		s.metrics.searchProbe(n, b)
@@ -390,7 +405,20 @@ type sweepProber struct {
 var (
 	_ search.LimitedProber = (*sweepProber)(nil)
 	_ search.ShortProber   = (*sweepProber)(nil)
+	_ search.PoolProber    = (*sweepProber)(nil)
 )
+
+// ProbePool is a pool-scan probe: prepared like every probe, shorter, with conns
+// connections.
+func (p *sweepProber) ProbePool(ctx context.Context, rate float64, conns int, warmup, measured time.Duration) (*result.Probe, error) {
+	keep := p.cfg.Conns
+	p.cfg.Conns = conns
+	defer func() { p.cfg.Conns = keep }()
+	return p.ProbeShort(ctx, rate, warmup, measured)
+}
+
+// UsePool sets the pool size of the probes that follow (the scan's choice).
+func (p *sweepProber) UsePool(conns int) { p.cfg.Conns = conns }
 
 func (p *sweepProber) Probe(ctx context.Context, rate float64) (*result.Probe, error) {
 	return p.ProbeWithLimits(ctx, rate, search.Limits{Budget: -1})

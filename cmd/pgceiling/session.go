@@ -102,7 +102,7 @@ func openProbeServer(ctx context.Context, env *Env, t *target, p *config.Probe, 
 		return s, err
 	}
 	s.counter = schema.Counter(s.books, s.baseline)
-	if s.pool, err = driver.NewPool(ctx, t.DSN, driverSession(p.Session), p.Conns, execModes[p.ExecMode]); err != nil {
+	if s.pool, err = driver.NewPool(ctx, t.DSN, driverSession(p.Session), poolSize(p), execModes[p.ExecMode]); err != nil {
 		return s, err
 	}
 	if s.sampler, err = observe.NewSampler(ctx, samplerOptions(t.DSN, p, local)); err != nil {

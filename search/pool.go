@@ -1,0 +1,126 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// Pool-size scan policy (see ScanPool).
+const (
+	// PoolScanFirst is the first pool size scanned; each next one doubles it.
+	PoolScanFirst = 4
+	// PoolScanCalibrate is the pool size of the calibration before a scan (its estimate
+	// only sets the scan's rate).
+	PoolScanCalibrate = 16
+	// PoolScanMax is the largest pool size scanned by default (Config.PoolScanMax).
+	PoolScanMax = 64
+	// PoolScanOverload is the scan's offered rate as a multiple of the throughput
+	// estimate: far enough above it that every pool is saturated.
+	PoolScanOverload = 2.0
+	// PoolScanGain is how much better than the best so far a pool must do to count as an
+	// improvement; the scan stops after PoolScanPatience doublings without one.
+	PoolScanGain     = 1.05
+	PoolScanPatience = 2
+	// PoolScanWithin: the smallest pool whose saturated throughput is at least this share
+	// of the best is chosen (a smaller pool keeps the queue in the client's pool, where it
+	// drains at the server's best rate, instead of inside the server).
+	PoolScanWithin = 0.9
+	// PoolScanMeasured caps each scan probe's measured window (warm-up: as the
+	// calibration's, CalibrationWarmup).
+	PoolScanMeasured = 10 * time.Second
+	// poolScanRaises bounds how often one pool is probed again at twice the rate when its
+	// probe did not saturate the server.
+	poolScanRaises = 4
+)
+
+// PoolProber is the optional ability to run a short overload probe with a given pool
+// size, prepared as a real probe, and to set the pool size of the probes that follow.
+// The search scans pool sizes with it when Config.PoolScan is set (--conns auto).
+type PoolProber interface {
+	ProbePool(ctx context.Context, rate float64, conns int, warmup, measured time.Duration) (*result.Probe, error)
+	UsePool(conns int)
+}
+
+// ScanPool finds the pool size at which the server's saturated throughput peaks. Why: an
+// open-loop driver's connections are all busy whenever a queue forms, so the throughput
+// a pool of n gets with every connection busy is the rate at which a queue drains. When
+// it falls as n grows (a hot row's lock convoy; LWLock contention on a small server), a
+// large pool makes the server metastable: a short stall builds a queue that the busier
+// server serves more slowly than it built, and the knee then depends on how long one
+// measured. The scan offers PoolScanOverload × estimate (doubled for a pool whose probe
+// did not saturate the server) to pools of PoolScanFirst, 2×, 4×, ... up to max, stops
+// after PoolScanPatience doublings without a PoolScanGain improvement, and chooses the
+// smallest pool with at least PoolScanWithin of the best's throughput.
+func ScanPool(ctx context.Context, p PoolProber, cfg Config, estimate float64, maxConns int) (*result.PoolScan, error) {
+	warmup := min(cfg.Warmup, CalibrationWarmup)
+	measure := PoolScanMeasured
+	if cfg.Duration > 0 {
+		measure = min(cfg.Duration, measure)
+	}
+	if maxConns <= 0 {
+		maxConns = PoolScanMax
+	}
+	rate := PoolScanOverload * max(estimate, CalibrationStartRate)
+	scan := &result.PoolScan{Within: PoolScanWithin}
+	best, since := -1, 0
+	for n := PoolScanFirst; n <= maxConns && since < PoolScanPatience; n *= 2 {
+		var pt result.PoolPoint
+		for raise := 0; ; raise++ {
+			if cfg.OnPoolProbe != nil {
+				cfg.OnPoolProbe(n, rate)
+			}
+			pr, err := p.ProbePool(ctx, rate, n, warmup, measure)
+			if pr != nil {
+				scan.Seconds += pr.WarmupS + pr.MeasuredS
+			}
+			if err != nil {
+				return scan, err
+			}
+			if pr == nil || pr.Interrupted {
+				return scan, context.Canceled
+			}
+			pt = result.PoolPoint{Conns: n, Rate: rate, Achieved: pr.AchievedRate, ErrorRate: pr.ErrorRate(),
+				Saturated: pr.ErrorRate() > CalibrationMaxErrorRate || pr.AchievedRate < CalibrationMinAchieved*rate}
+			if pt.Saturated || raise == poolScanRaises {
+				break
+			}
+			rate *= 2 // not above this pool's capacity: offer more, to this pool and the next
+		}
+		scan.Points = append(scan.Points, pt)
+		switch {
+		case best < 0:
+			best = 0
+		case pt.Achieved >= PoolScanGain*scan.Points[best].Achieved:
+			best, since = len(scan.Points)-1, 0
+		default:
+			if pt.Achieved > scan.Points[best].Achieved {
+				best = len(scan.Points) - 1
+			}
+			since++
+		}
+	}
+	if best < 0 || scan.Points[best].Achieved <= 0 {
+		return scan, errors.New("no transaction committed")
+	}
+	scan.Best = scan.Points[best].Conns
+	for _, pt := range scan.Points {
+		if pt.Achieved >= PoolScanWithin*scan.Points[best].Achieved {
+			scan.Conns = pt.Conns
+			break
+		}
+	}
+	return scan, nil
+}
+
+// chosen is the scan's point of its chosen pool.
+func chosen(scan *result.PoolScan) result.PoolPoint {
+	for _, pt := range scan.Points {
+		if pt.Conns == scan.Conns {
+			return pt
+		}
+	}
+	return result.PoolPoint{}
+}

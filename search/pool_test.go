@@ -1,0 +1,230 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// poolServer is a simulated server whose saturated throughput depends on the pool size
+// (sat[n]; a pool size missing from it saturates at 1 tx/s): a scan probe achieves
+// min(rate, sat[n]) and loses the rest; a search probe at rate with the pool in use passes
+// when rate <= 0.9 × sat[pool]. It records every call.
+type poolServer struct {
+	sat       map[int]float64
+	pool      int
+	scans     []result.PoolPoint // what each scan probe was asked (conns, rate)
+	used      []int              // UsePool's arguments
+	probed    []int              // the pool in use at each search probe
+	cancelAt  int                // > 0: the scan probe with this number (from 1) is interrupted
+	failScans bool               // every scan probe errs
+}
+
+func (s *poolServer) ProbePool(ctx context.Context, rate float64, conns int, warmup, measured time.Duration) (*result.Probe, error) {
+	s.scans = append(s.scans, result.PoolPoint{Conns: conns, Rate: rate})
+	if s.failScans {
+		return nil, errors.New("server went away")
+	}
+	secs := measured.Seconds()
+	p := &result.Probe{TargetRate: rate, WarmupS: warmup.Seconds(), MeasuredS: secs, Conns: conns}
+	if len(s.scans) == s.cancelAt {
+		p.Interrupted = true
+		return p, nil
+	}
+	got := min(rate, s.sat[conns])
+	if got <= 0 {
+		got = 1
+	}
+	p.Scheduled = int64(rate * secs)
+	p.Committed = int64(got * secs)
+	p.Rejected = p.Scheduled - p.Committed
+	p.AchievedRate = got
+	return p, nil
+}
+
+func (s *poolServer) UsePool(conns int) { s.pool, s.used = conns, append(s.used, conns) }
+
+func (s *poolServer) Probe(ctx context.Context, rate float64) (*result.Probe, error) {
+	s.probed = append(s.probed, s.pool)
+	p := &result.Probe{TargetRate: rate, MeasuredS: 10, Scheduled: int64(rate * 10), Conns: s.pool}
+	if rate <= 0.9*s.sat[s.pool] {
+		p.Committed, p.AchievedRate = p.Scheduled, rate
+	} else {
+		p.Committed = int64(0.9 * s.sat[s.pool] * 10)
+		p.Rejected = p.Scheduled - p.Committed
+		p.AchievedRate = 0.9 * s.sat[s.pool]
+	}
+	return p, nil
+}
+
+// convoy is a server like the 2-core test machine's transfer (measured 2026-12-05): the
+// saturated throughput falls as the pool grows past 4 (a hot row's lock convoy).
+var convoy = map[int]float64{4: 2000, 8: 1550, 16: 1520, 32: 1130, 64: 940}
+
+func conns(pts []result.PoolPoint) []int {
+	var n []int
+	for _, p := range pts {
+		n = append(n, p.Conns)
+	}
+	return n
+}
+
+func TestScanPoolStopsAfterTwoPoolsWithoutGain(t *testing.T) {
+	s := &poolServer{sat: convoy}
+	ps, err := ScanPool(context.Background(), s, Config{Warmup: 5 * time.Second, Duration: time.Minute}, 1500, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 is best; 8 and 16 do not beat it by 5 %, so 32 and 64 are never probed.
+	if got := conns(ps.Points); !slices.Equal(got, []int{4, 8, 16}) {
+		t.Errorf("scanned pools %v, want [4 8 16]", got)
+	}
+	if ps.Conns != 4 || ps.Best != 4 || ps.Within != PoolScanWithin {
+		t.Errorf("chose %d (best %d, within %v), want 4 (best 4)", ps.Conns, ps.Best, ps.Within)
+	}
+	for _, p := range ps.Points {
+		if !p.Saturated || p.Rate != 3000 || p.Achieved != convoy[p.Conns] {
+			t.Errorf("point %+v: want saturated at 3,000 tx/s (2 × the estimate), achieved %v", p, convoy[p.Conns])
+		}
+	}
+	// 3 probes of 5 s warm-up + 10 s (PoolScanMeasured caps the 1-minute window).
+	if ps.Seconds != 45 {
+		t.Errorf("scan seconds %v, want 45", ps.Seconds)
+	}
+}
+
+func TestScanPoolChoosesTheSmallestPoolNearTheBest(t *testing.T) {
+	// An LWLock-bound server: 16 is best, 8 within 10 % of it, 4 not.
+	sat := map[int]float64{4: 2000, 8: 2600, 16: 2800, 32: 2700, 64: 2000}
+	s := &poolServer{sat: sat}
+	ps, err := ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 2000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 beats 4 by 30 %, 16 beats 8 by 7.7 %: best 16; 32 and 64 are no gain.
+	if got := conns(ps.Points); !slices.Equal(got, []int{4, 8, 16, 32, 64}) {
+		t.Errorf("scanned pools %v", got)
+	}
+	if ps.Best != 16 || ps.Conns != 8 {
+		t.Errorf("best %d chose %d, want best 16 and the smallest within 10 %% of it, 8", ps.Best, ps.Conns)
+	}
+	// The largest pool bounds the scan.
+	s = &poolServer{sat: map[int]float64{4: 1000, 8: 2000, 16: 4000, 32: 8000, 64: 16000}}
+	ps, err = ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 20000, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := conns(ps.Points); !slices.Equal(got, []int{4, 8, 16}) || ps.Conns != 16 {
+		t.Errorf("scan up to 16: pools %v chose %d, want [4 8 16] and 16", got, ps.Conns)
+	}
+}
+
+func TestScanPoolRaisesTheRateWhenAPoolIsNotSaturated(t *testing.T) {
+	// The estimate (500) was far too low: 2 × 500 does not saturate a pool of 4.
+	s := &poolServer{sat: map[int]float64{4: 3000, 8: 2500, 16: 2400}}
+	ps, err := ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 500, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rates []float64
+	for _, p := range s.scans {
+		rates = append(rates, p.Rate)
+	}
+	// 1,000 and 2,000 were below the pool's 3,000; 4,000 saturates it and the next pools.
+	if !slices.Equal(rates, []float64{1000, 2000, 4000, 4000, 4000}) {
+		t.Errorf("scan probe rates %v, want [1000 2000 4000 4000 4000]", rates)
+	}
+	if len(ps.Points) != 3 || ps.Points[0].Achieved != 3000 || !ps.Points[0].Saturated || ps.Conns != 4 {
+		t.Errorf("points %+v chose %d, want pool 4 at 3,000 saturated, chosen", ps.Points, ps.Conns)
+	}
+	// A server that no rate saturates (bounded raises) records the point as unsaturated.
+	s = &poolServer{sat: map[int]float64{4: 1e9, 8: 1e9, 16: 1e9}}
+	ps, err = ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 500, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.Points[0].Saturated || len(s.scans) != 2*(poolScanRaises+1) {
+		t.Errorf("points %+v after %d probes: want the first unsaturated after %d raises", ps.Points, len(s.scans), poolScanRaises)
+	}
+}
+
+func TestScanPoolInterruptedAndFailed(t *testing.T) {
+	s := &poolServer{sat: convoy, cancelAt: 2}
+	ps, err := ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 1500, 0)
+	if !errors.Is(err, context.Canceled) || len(ps.Points) != 1 {
+		t.Errorf("interrupted scan: err %v points %+v, want context.Canceled after one point", err, ps.Points)
+	}
+	s = &poolServer{sat: convoy, failScans: true}
+	if _, err := ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 1500, 0); err == nil {
+		t.Error("a scan whose probes fail returned no error")
+	}
+	s = &poolServer{sat: map[int]float64{}} // nothing ever commits... but 1 tx/s
+	if ps, err := ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 1500, 0); err != nil || ps.Conns != 4 {
+		t.Errorf("a server at 1 tx/s: %v, pool %d", err, ps.Conns)
+	}
+}
+
+func TestRunUsesThePoolTheScanChose(t *testing.T) {
+	s := &poolServer{sat: convoy}
+	cfg := Config{PoolScan: true, Estimate: 1500, Precision: 0.1, MaxErrorRate: 0.001,
+		Warmup: time.Second, Duration: 10 * time.Second, Steady: SteadyRule{Off: true}}
+	sw, err := Run(context.Background(), s, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Pool == nil || sw.Pool.Conns != 4 || len(sw.Pool.Points) != 3 {
+		t.Fatalf("sweep pool %+v, want the scan's choice 4", sw.Pool)
+	}
+	// Every search probe ran with the chosen pool, and the search started from its
+	// saturated throughput (0.8 × 2,000), not from the calibration estimate (1,500).
+	for i, n := range s.probed {
+		if n != 4 {
+			t.Errorf("probe %d ran with a pool of %d, want 4", i+1, n)
+		}
+	}
+	if sw.CalibratedRate != 2000 || sw.Probes[0].TargetRate != 1600 {
+		t.Errorf("estimate %v, first probe %v: want 2,000 and 1,600", sw.CalibratedRate, sw.Probes[0].TargetRate)
+	}
+	// The knee is the pool's: 0.9 × 2,000 = 1,800, within the 10 % precision.
+	if sw.Knee > 1800 || sw.Knee < 1800/1.1 {
+		t.Errorf("knee %v, want within 10 %% below 1,800", sw.Knee)
+	}
+	// The scan's time counts in the probe-minutes.
+	if sw.ProbeMinutes < sw.Pool.Seconds/60 {
+		t.Errorf("probe-minutes %v do not include the scan's %v s", sw.ProbeMinutes, sw.Pool.Seconds)
+	}
+
+	// Resumed with the scan recorded: the same pool, no scan probe.
+	r := &poolServer{sat: convoy}
+	cfg.PriorPool, cfg.Estimate = sw.Pool, sw.CalibratedRate
+	sw2, err := Run(context.Background(), r, cfg, sw.Probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.scans) != 0 || !slices.Equal(r.used, []int{4}) || sw2.Pool != sw.Pool || sw2.Knee != sw.Knee {
+		t.Errorf("resumed: %d scan probes, pools used %v, knee %v vs %v: want none, [4], the same knee", len(r.scans), r.used, sw2.Knee, sw.Knee)
+	}
+
+	// Without PoolScan (--conns N) nothing is scanned and the pool is never set.
+	n := &poolServer{sat: convoy, pool: 64}
+	cfg.PoolScan, cfg.PriorPool, cfg.Estimate = false, nil, 1500
+	sw3, err := Run(context.Background(), n, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.scans) != 0 || len(n.used) != 0 || sw3.Pool != nil || sw3.Probes[0].TargetRate != 1200 {
+		t.Errorf("--conns N: %d scans, used %v, pool %+v, first rate %v", len(n.scans), n.used, sw3.Pool, sw3.Probes[0].TargetRate)
+	}
+
+	// An interrupted scan stops the sweep as interrupted.
+	c := &poolServer{sat: convoy, cancelAt: 2}
+	cfg.PoolScan = true
+	sw4, err := Run(context.Background(), c, cfg, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("interrupted scan: err %v stop %q", err, sw4.Stop)
+	}
+}
