@@ -26,6 +26,7 @@ type Probe struct {
 	// (search.ScanPool). Only search takes auto (AutoConns).
 	Conns     int
 	AutoConns bool          // --conns auto is allowed (search)
+	badConns  string        // search's --conns below 1, as given (Check reports it)
 	Threads   int           // cores the driver may use (--threads); 0 = auto
 	Engine    result.Engine // auto, loop or pgx
 	PoolWait  time.Duration
@@ -97,7 +98,7 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	fs.DurationVar(&p.Duration, "duration", duration, "measured window of each probe (7 min covers a full checkpoint cycle)"+why)
 	if fromProfile {
 		p.AutoConns = true
-		fs.Var(connsValue{&p.Conns}, "conns", "connections in the pool: `auto` (each sweep first scans pools of 4, 8, 16, ... connections with short overload probes and uses the smallest whose saturated throughput is within 10 % of the best: a larger pool lowers many servers' ceiling and makes a hot row's lock queue metastable) or N (your application's pool size)")
+		fs.Var(connsValue{p}, "conns", "connections in the pool: `auto` (each sweep first scans pools of 4, 8, 16, ... connections with short overload probes and uses the smallest whose saturated throughput is within 10 % of the best: a larger pool lowers many servers' ceiling and makes a hot row's lock queue metastable) or N (your application's pool size)")
 	} else {
 		fs.IntVar(&p.Conns, "conns", result.DefaultConns, "connections in the pool (the application's pool size)")
 	}
@@ -129,7 +130,10 @@ func (p *Probe) Check(pr *Problems) {
 	if p.Warmup < 0 || p.Warmup > MaxWindow {
 		pr.Addf("--warmup must be between 0 and %v, got %v", MaxWindow, p.Warmup)
 	}
-	if (p.Conns < 1 && !(p.AutoConns && p.Conns == 0)) || p.Conns > MaxConns {
+	switch {
+	case p.badConns != "":
+		pr.Addf("--conns must be auto or between 1 and %d, got %s", MaxConns, p.badConns)
+	case (p.Conns < 1 && !(p.AutoConns && p.Conns == 0)) || p.Conns > MaxConns:
 		auto := ""
 		if p.AutoConns {
 			auto = "auto or "
@@ -238,26 +242,32 @@ func joined[T ~string](vs []T) string {
 	return strings.Join(s, ", ")
 }
 
-// connsValue is search's --conns: "auto" (stored as 0) or a pool size.
-type connsValue struct{ n *int }
+// connsValue is search's --conns: "auto" (stored as 0) or a pool size. A number below 1
+// is kept in p.badConns for Check, which reports it with every other problem.
+type connsValue struct{ p *Probe }
 
 func (v connsValue) String() string {
-	if v.n == nil || *v.n == 0 {
+	if v.p == nil || v.p.Conns == 0 {
 		return "auto"
 	}
-	return strconv.Itoa(*v.n)
+	return strconv.Itoa(v.p.Conns)
 }
 
 func (v connsValue) Set(s string) error {
+	v.p.badConns = ""
 	if strings.EqualFold(strings.TrimSpace(s), "auto") {
-		*v.n = 0
+		v.p.Conns = 0
 		return nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 {
-		return fmt.Errorf("want auto or a number of connections (1 or more), got %q", s)
+	if err != nil {
+		return fmt.Errorf("want auto or a number of connections, got %q", s)
 	}
-	*v.n = n
+	if n < 1 {
+		v.p.Conns, v.p.badConns = 0, strconv.Itoa(n)
+		return nil
+	}
+	v.p.Conns = n
 	return nil
 }
 

@@ -304,6 +304,10 @@ func (c *Search) String() string {
 	if c.Hold != "" && c.Hold != "off" && c.Hold != "0" {
 		hold = ", hold " + c.Hold
 	}
-	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, edges probed %d times%s, max error rate %g",
-		c.Profile, c.Warmup, c.Duration, c.Precision, max(c.Repeats, 1), hold, c.MaxErrorRate)
+	pool := "pool scanned (--conns auto)"
+	if c.Conns > 0 {
+		pool = fmt.Sprintf("%d connections", c.Conns)
+	}
+	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, edges probed %d times%s, %s, max error rate %g",
+		c.Profile, c.Warmup, c.Duration, c.Precision, max(c.Repeats, 1), hold, pool, c.MaxErrorRate)
 }

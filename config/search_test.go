@@ -71,12 +71,12 @@ func TestSearchDefaults(t *testing.T) {
 	if c.JSON != "pgceiling-search-20261202-130405.json" {
 		t.Errorf("default results file %q", c.JSON)
 	}
-	if c.MaxErrorRate != 0.001 || c.Conns != 50 || c.PoolWait != time.Second || c.StartRate != 0 {
+	if c.MaxErrorRate != 0.001 || c.Conns != 0 || !c.AutoConns || c.PoolWait != time.Second || c.StartRate != 0 {
 		t.Errorf("defaults: %+v", c)
 	}
 	v := Values(fs)
-	if v["workload"] != "oltp,transfer" || v["precision"] != "0.1" || v["profile"] != "quick" {
-		t.Errorf("Values: workload %q precision %q profile %q", v["workload"], v["precision"], v["profile"])
+	if v["workload"] != "oltp,transfer" || v["precision"] != "0.1" || v["profile"] != "quick" || v["conns"] != "auto" {
+		t.Errorf("Values: workload %q precision %q profile %q conns %q", v["workload"], v["precision"], v["profile"], v["conns"])
 	}
 	c, _, _ = parseSearch(t, false, "--resume", "old.json")
 	if c.JSON != "old.json" {

@@ -283,6 +283,32 @@ func levers(s, on, off *result.Sweep, unit string) []Lever {
 	return out
 }
 
+// poolScanText is the connections lever of a sweep whose pool was chosen by the pool
+// scan (--conns auto): the saturated throughput per pool size it measured.
+func poolScanText(ps *result.PoolScan, unit string) string {
+	parts := make([]string, len(ps.Points))
+	worst := ps.Points[0]
+	for i, pt := range ps.Points {
+		parts[i] = fmt.Sprintf("%d → %s %s", pt.Conns, rate(pt.Achieved), unit)
+		if pt.Achieved < worst.Achieved {
+			worst = pt
+		}
+	}
+	t := fmt.Sprintf("connections: every probe used %d, chosen by the pool scan (--conns auto); throughput with every connection busy by pool size: %s",
+		ps.Conns, strings.Join(parts, ", "))
+	var best result.PoolPoint
+	for _, pt := range ps.Points {
+		if pt.Conns == ps.Best {
+			best = pt
+		}
+	}
+	if worst.Conns > best.Conns && best.Achieved > 0 {
+		t += fmt.Sprintf("; a pool of %d gets %.0f %% less: an application with a larger pool (or without a pooler in front) sees a lower ceiling",
+			worst.Conns, 100*(1-worst.Achieved/best.Achieved))
+	}
+	return t
+}
+
 // connsLever says what the connection count did: the highest passing rate per pool
 // size when the probes used several, else that it was not varied.
 func connsLever(s *result.Sweep, unit string) Lever {
@@ -305,6 +331,9 @@ func connsLever(s *result.Sweep, unit string) Lever {
 	case 0:
 		return Lever{Name: "conns", Text: "connections: not recorded"}
 	case 1:
+		if ps := s.Pool; ps != nil && ps.Conns == sizes[0] && len(ps.Points) > 1 {
+			return Lever{Name: "conns", Text: poolScanText(ps, unit)}
+		}
 		return Lever{Name: "conns", Text: fmt.Sprintf("connections: every probe used %d (not varied; a search per --conns measures it)", sizes[0])}
 	}
 	parts := make([]string, len(sizes))

@@ -247,6 +247,25 @@ func TestConnsLever(t *testing.T) {
 	}
 }
 
+// TestConnsLeverFromThePoolScan: a sweep whose pool the scan chose says what each pool
+// did with every connection busy, and how much less the largest gets.
+func TestConnsLeverFromThePoolScan(t *testing.T) {
+	s := &result.Sweep{Probes: []result.Probe{{TargetRate: 1800, Conns: 8, Verdict: result.Pass}},
+		Pool: &result.PoolScan{Conns: 8, Best: 8, Within: 0.9, Points: []result.PoolPoint{
+			{Conns: 4, Achieved: 2157}, {Conns: 8, Achieved: 2566}, {Conns: 16, Achieved: 2075}, {Conns: 32, Achieved: 1606}}}}
+	want := "connections: every probe used 8, chosen by the pool scan (--conns auto); throughput with every connection busy by pool size: " +
+		"4 → 2,157 tx/s, 8 → 2,566 tx/s, 16 → 2,075 tx/s, 32 → 1,606 tx/s; a pool of 32 gets 37 % less: " +
+		"an application with a larger pool (or without a pooler in front) sees a lower ceiling"
+	if l := connsLever(s, "tx/s"); l.Text != want {
+		t.Errorf("connsLever =\n%q, want\n%q", l.Text, want)
+	}
+	// A scan whose pool is not the probes' (a hand-edited file) is not used.
+	s.Pool.Conns = 16
+	if l := connsLever(s, "tx/s"); !strings.Contains(l.Text, "not varied") {
+		t.Errorf("connsLever with a mismatched scan = %q", l.Text)
+	}
+}
+
 // TestLimitOf classifies observe's bottleneck lines.
 func TestLimitOf(t *testing.T) {
 	for line, want := range map[string]Limit{

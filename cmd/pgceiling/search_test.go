@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -329,4 +330,99 @@ func TestSearchHoldsTheKnee(t *testing.T) {
 		t.Errorf("%d holds, held %v, last probe hold=%v %s at %.0f; want the knee %.0f's passing hold last", holds, sw.Held,
 			last.Hold, last.Verdict, last.TargetRate, sw.Knee)
 	}
+}
+
+// TestSearchConnsAuto: without --conns a sweep first scans pool sizes (4, 8, 16, ...)
+// with overload probes on the real server, runs every probe with the pool it chose,
+// records the scan and prints it in the notes; --resume reuses the scan without scanning
+// again; --conns N scans nothing.
+func TestSearchConnsAuto(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.json")
+	args := func(extra ...string) []string {
+		return append([]string{"search", "--hold", "off", "--workload", "insert", "--sync-commit", "off", "--rows", "2000",
+			"--wallets", "50", "--warmup", "0s", "--duration", "2s", "--precision", "0.5", "--repeats", "1"}, extra...)
+	}
+	stdout, stderr, code := cli(t, map[string]string{"PGCEILING_DSN": dsn}, args("--max-probes", "1", "--json", path)...)
+	if code != 0 {
+		t.Fatalf("search: code %d\nstderr:\n%s", code, stderr)
+	}
+	f, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := f.Sweeps[0]
+	ps := sw.Pool
+	if ps == nil || len(ps.Points) < search.PoolScanPatience+1 {
+		t.Fatalf("sweep pool scan %+v: want at least %d points\nstderr:\n%s", ps, search.PoolScanPatience+1, stderr)
+	}
+	best, chosenSeen := bestOf(ps), false
+	for i, pt := range ps.Points {
+		if pt.Conns != search.PoolScanFirst<<i || pt.Achieved <= 0 || pt.Rate <= 0 {
+			t.Errorf("scan point %d: %+v, want %d connections with a rate and an achieved throughput", i, pt, search.PoolScanFirst<<i)
+		}
+		if pt.Conns < ps.Conns && pt.Achieved >= ps.Within*best {
+			t.Errorf("pool %d was within %.0f %% of the best but %d was chosen", pt.Conns, 100*(1-ps.Within), ps.Conns)
+		}
+		chosenSeen = chosenSeen || pt.Conns == ps.Conns && pt.Achieved >= ps.Within*best
+	}
+	if !chosenSeen || ps.Seconds <= 0 {
+		t.Errorf("chosen pool %d not among the points %+v (seconds %v)", ps.Conns, ps.Points, ps.Seconds)
+	}
+	for i, p := range sw.Probes {
+		if p.Conns != ps.Conns {
+			t.Errorf("probe %d used %d connections, the scan chose %d", i+1, p.Conns, ps.Conns)
+		}
+	}
+	if want := fmt.Sprintf("pool %d connections (--conns auto", ps.Conns); !strings.Contains(stdout, want) {
+		t.Errorf("summary lacks %q:\n%s", want, stdout)
+	}
+	if !strings.Contains(stderr, "pool scan, 4 connections at") {
+		t.Errorf("progress lacks the scan:\n%s", stderr)
+	}
+
+	// Resumed with one more probe allowed: the same pool, no scan.
+	_, stderr, code = cli(t, map[string]string{"PGCEILING_DSN": dsn}, args("--max-probes", "2", "--resume", path)...)
+	if code != 0 {
+		t.Fatalf("resume: code %d\nstderr:\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "pool scan") {
+		t.Errorf("the resumed search scanned again:\n%s", stderr)
+	}
+	g, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gp := g.Sweeps[0].Pool; gp == nil || gp.Conns != ps.Conns || len(g.Sweeps[0].Probes) < 2 {
+		t.Errorf("resumed sweep: pool %+v, %d probes; want pool %d and 2 probes", gp, len(g.Sweeps[0].Probes), ps.Conns)
+	}
+	for i, p := range g.Sweeps[0].Probes {
+		if p.Conns != ps.Conns {
+			t.Errorf("resumed probe %d used %d connections, want %d", i+1, p.Conns, ps.Conns)
+		}
+	}
+
+	// A fixed pool: no scan, every probe with it.
+	fixed := filepath.Join(dir, "fixed.json")
+	_, stderr, code = cli(t, map[string]string{"PGCEILING_DSN": dsn}, args("--max-probes", "1", "--start-rate", "40", "--conns", "3", "--json", fixed)...)
+	if code != 0 {
+		t.Fatalf("--conns 3: code %d\nstderr:\n%s", code, stderr)
+	}
+	h, err := result.Read(fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Sweeps[0].Pool != nil || h.Sweeps[0].Probes[0].Conns != 3 || strings.Contains(stderr, "pool scan") {
+		t.Errorf("--conns 3: pool %+v, probe conns %d", h.Sweeps[0].Pool, h.Sweeps[0].Probes[0].Conns)
+	}
+}
+
+// bestOf is the highest saturated throughput of a pool scan.
+func bestOf(ps *result.PoolScan) float64 {
+	b := 0.0
+	for _, pt := range ps.Points {
+		b = max(b, pt.Achieved)
+	}
+	return b
 }
