@@ -387,7 +387,7 @@ func TestSearchConnsAuto(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("resume: code %d\nstderr:\n%s", code, stderr)
 	}
-	if strings.Contains(stderr, "pool scan") {
+	if strings.Contains(stderr, "pool scan, ") {
 		t.Errorf("the resumed search scanned again:\n%s", stderr)
 	}
 	g, err := result.Read(path)
@@ -413,7 +413,7 @@ func TestSearchConnsAuto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Sweeps[0].Pool != nil || h.Sweeps[0].Probes[0].Conns != 3 || strings.Contains(stderr, "pool scan") {
+	if h.Sweeps[0].Pool != nil || h.Sweeps[0].Probes[0].Conns != 3 || strings.Contains(stderr, "pool scan, ") {
 		t.Errorf("--conns 3: pool %+v, probe conns %d", h.Sweeps[0].Pool, h.Sweeps[0].Probes[0].Conns)
 	}
 }
