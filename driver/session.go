@@ -72,23 +72,45 @@ func NewPool(ctx context.Context, dsn string, s Session, conns int, mode pgx.Que
 	return pool, nil
 }
 
+// Room is the server's connection slots as one connection sees them.
+type Room struct {
+	Max      int // max_connections
+	Reserved int // superuser_reserved_connections + reserved_connections
+	InUse    int // client backends connected, the asking connection excepted
+}
+
+// Free is how many more connections the asker may open besides itself (the asking
+// connection's own slot counts as free: a pool reuses it).
+func (r Room) Free() int { return max(r.Max-r.Reserved-r.InUse, 0) }
+
+// Rower is what ConnRoom queries through: a *pgx.Conn or a *pgxpool.Pool.
+type Rower interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// ConnRoom reads the server's connection slots through q.
+func ConnRoom(ctx context.Context, q Rower) (Room, error) {
+	var r Room
+	err := q.QueryRow(ctx, `SELECT current_setting('max_connections')::int,
+		current_setting('superuser_reserved_connections')::int
+		  + coalesce(nullif(current_setting('reserved_connections', true), '')::int, 0),
+		(SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') - 1`).
+		Scan(&r.Max, &r.Reserved, &r.InUse)
+	return r, err
+}
+
 // checkRoom compares conns with the connection slots the server has left:
 // max_connections - superuser_reserved_connections - reserved_connections - the client
 // backends already connected (the checking connection itself excepted, since the pool
 // reuses it).
 func checkRoom(ctx context.Context, pool *pgxpool.Pool, conns int) error {
-	var maxConns, reserved, inUse int
-	err := pool.QueryRow(ctx, `SELECT current_setting('max_connections')::int,
-		current_setting('superuser_reserved_connections')::int
-		  + coalesce(nullif(current_setting('reserved_connections', true), '')::int, 0),
-		(SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') - 1`).
-		Scan(&maxConns, &reserved, &inUse)
+	r, err := ConnRoom(ctx, pool)
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	if room := maxConns - reserved - inUse; room < conns {
+	if r.Free() < conns {
 		return fmt.Errorf("the server has room for %d more connections (max_connections %d, %d reserved, %d in use) but %d were asked for: lower --conns or raise max_connections",
-			max(room, 0), maxConns, reserved, inUse, conns)
+			r.Free(), r.Max, r.Reserved, r.InUse, conns)
 	}
 	return nil
 }

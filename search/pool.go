@@ -90,6 +90,9 @@ func ScanPool(ctx context.Context, p PoolProber, cfg Config, estimate float64, m
 			rate *= 2 // not above this pool's capacity: offer more, to this pool and the next
 		}
 		scan.Points = append(scan.Points, pt)
+		if cfg.OnPoolPoint != nil {
+			cfg.OnPoolPoint(pt)
+		}
 		switch {
 		case best < 0:
 			best = 0
@@ -113,6 +116,17 @@ func ScanPool(ctx context.Context, p PoolProber, cfg Config, estimate float64, m
 		}
 	}
 	return scan, nil
+}
+
+// PoolScanLimit is the largest pool the scan tries when free connections are available
+// to the pool: the largest of PoolScanFirst, 2×, 4×, ... up to PoolScanMax that fits, or
+// 0 when not even PoolScanFirst does.
+func PoolScanLimit(free int) int {
+	n := 0
+	for c := PoolScanFirst; c <= min(free, PoolScanMax); c *= 2 {
+		n = c
+	}
+	return n
 }
 
 // chosen is the scan's point of its chosen pool.

@@ -228,3 +228,61 @@ func TestRunUsesThePoolTheScanChose(t *testing.T) {
 		t.Errorf("interrupted scan: err %v stop %q", err, sw4.Stop)
 	}
 }
+
+func TestPoolScanLimit(t *testing.T) {
+	for _, c := range []struct{ free, want int }{
+		{-3, 0}, {0, 0}, {3, 0}, {4, 4}, {7, 4}, {8, 8}, {15, 8}, {16, 16}, {63, 32}, {64, 64}, {1000, PoolScanMax},
+	} {
+		if got := PoolScanLimit(c.free); got != c.want {
+			t.Errorf("PoolScanLimit(%d) = %d, want %d", c.free, got, c.want)
+		}
+	}
+}
+
+// calibratingPoolServer is a poolServer that can also calibrate (a ShortProber): its
+// short probes achieve min(rate, sat[pool]) with the pool in use.
+type calibratingPoolServer struct {
+	poolServer
+	calibratedWith []int // the pool in use at each calibration probe
+}
+
+func (s *calibratingPoolServer) ProbeShort(ctx context.Context, rate float64, warmup, measured time.Duration) (*result.Probe, error) {
+	s.calibratedWith = append(s.calibratedWith, s.pool)
+	got := min(rate, s.sat[s.pool])
+	secs := measured.Seconds()
+	p := &result.Probe{TargetRate: rate, WarmupS: warmup.Seconds(), MeasuredS: secs, Scheduled: int64(rate * secs),
+		Committed: int64(got * secs), AchievedRate: got}
+	p.Rejected = p.Scheduled - p.Committed
+	return p, nil
+}
+
+// TestScanStaysWithinTheServersRoom: with PoolScanMax 8 (a server with room for 8-15 more
+// connections) the calibration and the scan never ask for more than 8, although the
+// throughput still grows with the pool, and the callbacks see every point and the choice.
+func TestScanStaysWithinTheServersRoom(t *testing.T) {
+	s := &calibratingPoolServer{poolServer: poolServer{sat: map[int]float64{4: 1000, 8: 2000, 16: 3000, 32: 4000, 64: 5000}}}
+	var points []result.PoolPoint
+	var chosenScans []result.PoolScan
+	cfg := Config{PoolScan: true, PoolScanMax: 8, Precision: 0.1, MaxErrorRate: 0.001, Warmup: time.Second,
+		Duration: 10 * time.Second, Steady: SteadyRule{Off: true}, MaxProbes: 3,
+		OnPoolPoint:  func(pt result.PoolPoint) { points = append(points, pt) },
+		OnPoolChosen: func(ps result.PoolScan) { chosenScans = append(chosenScans, ps) }}
+	sw, err := Run(context.Background(), s, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.calibratedWith) == 0 || slices.Max(s.calibratedWith) > 8 {
+		t.Errorf("calibrated with pools %v, want some, none above 8", s.calibratedWith)
+	}
+	if got := conns(sw.Pool.Points); !slices.Equal(got, []int{4, 8}) || sw.Pool.Conns != 8 {
+		t.Errorf("scanned %v, chose %d: want [4 8] and 8", got, sw.Pool.Conns)
+	}
+	for _, sc := range s.scans {
+		if sc.Conns > 8 {
+			t.Errorf("a scan probe asked for %d connections, above the room's 8", sc.Conns)
+		}
+	}
+	if !slices.Equal(conns(points), []int{4, 8}) || len(chosenScans) != 1 || chosenScans[0].Conns != 8 {
+		t.Errorf("OnPoolPoint saw %v, OnPoolChosen %+v: want [4 8] and one scan choosing 8", conns(points), chosenScans)
+	}
+}

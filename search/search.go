@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -148,6 +149,10 @@ type Config struct {
 	PoolScanMax int
 	PriorPool   *result.PoolScan
 	OnPoolProbe func(conns int, rate float64)
+	// OnPoolPoint, when set, is called with each scan probe's point; OnPoolChosen with
+	// the finished scan.
+	OnPoolPoint  func(pt result.PoolPoint)
+	OnPoolChosen func(ps result.PoolScan)
 
 	// Estimate is a calibration already made (a resumed search): used instead of
 	// calibrating, so a resumed search retraces the same rates.
@@ -286,7 +291,7 @@ func (s *searcher) start(ctx context.Context) (rate, step float64, err error) {
 	if est <= 0 {
 		var c Calibration
 		if scan {
-			pp.UsePool(PoolScanCalibrate)
+			pp.UsePool(min(PoolScanCalibrate, PoolScanLimit(cmp.Or(cfg.PoolScanMax, PoolScanMax))))
 		}
 		if sp, ok := s.p.(ShortProber); ok {
 			c, err = Calibrate(ctx, sp, cfg)
@@ -305,6 +310,9 @@ func (s *searcher) start(ctx context.Context) (rate, step float64, err error) {
 			return 0, 0, s.startErr(ctx, "pool scan", err)
 		}
 		pp.UsePool(ps.Conns)
+		if cfg.OnPoolChosen != nil {
+			cfg.OnPoolChosen(*ps)
+		}
 		switch {
 		case cfg.StartRate > 0:
 			return cfg.StartRate, cfg.Growth, nil

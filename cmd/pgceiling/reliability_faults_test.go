@@ -248,6 +248,50 @@ func TestReliabilityFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("--conns auto within max_connections 16", func(t *testing.T) {
+		path := filepath.Join(dir, "auto.json")
+		args := []string{"search", "--hold", "off", "--workload", "insert", "--sync-commit", "off", "--warmup", "0s",
+			"--duration", "1s", "--precision", "0.9", "--repeats", "1", "--max-probes", "1", "--json", path}
+		_, stderr, code := cli(t, env, args...)
+		if code != 0 {
+			t.Fatalf("search --conns auto on max_connections 16: exit %d; stderr:\n%s", code, stderr)
+		}
+		if !strings.Contains(stderr, "so the pool scan stops at") {
+			t.Errorf("search --conns auto on max_connections 16 does not say the scan is capped:\n%s", stderr)
+		}
+		f, err := result.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := f.Sweeps[0].Pool
+		if ps == nil || len(ps.Points) == 0 {
+			t.Fatalf("no pool scan recorded: %+v", ps)
+		}
+		for _, pt := range ps.Points {
+			if pt.Conns > 8 {
+				t.Errorf("the scan tried %d connections on a server with room for at most 13", pt.Conns)
+			}
+		}
+
+		// With six connections taken, the room left (13 - 6 - 4 of pgceiling's own) is
+		// below the smallest pool the scan tries: one line that says what to do.
+		for range 6 {
+			c, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close(ctx)
+		}
+		_, stderr, code = cli(t, env, args...)
+		if code == 0 {
+			t.Errorf("search --conns auto with no room: exit 0, want a refusal; stderr:\n%s", stderr)
+		}
+		checkOneLine(t, "--conns auto with no room", stderr)
+		if !strings.Contains(stderr, "--conns auto") || !strings.Contains(stderr, "--conns N") {
+			t.Errorf("--conns auto with no room: the message should name --conns auto and --conns N: %q", stderr)
+		}
+	})
+
 	t.Run("search through a restart", func(t *testing.T) {
 		path := filepath.Join(dir, "search.json")
 		trigger := rowsAfter(t, dsn, 20)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/driver"
+	"github.com/pgceiling/pgceiling/internal/thousands"
 	"github.com/pgceiling/pgceiling/localpg"
 	"github.com/pgceiling/pgceiling/observe"
 	"github.com/pgceiling/pgceiling/report"
@@ -343,9 +344,20 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", c.Progress)}
 	cfg := searchConfig(c)
 	cfg.StartFrom, cfg.Estimate, cfg.Hold, cfg.PriorPool = st.knee, st.estimate, st.hold, st.pool
+	cfg.PoolScanMax = s.scanMax
 	unit := result.RateUnit(sw.Workload) // rows/s for copy
 	cfg.OnPoolProbe = func(conns int, rate float64) {
 		env.say("%s: pool scan, %d connections at %.0f %s (overload: the throughput with every connection busy)", label, conns, rate, unit)
+	}
+	cfg.OnPoolPoint = func(pt result.PoolPoint) {
+		sat := "every connection busy"
+		if !pt.Saturated {
+			sat = "not saturated"
+		}
+		env.say("%s: pool scan, %d connections: %s %s committed (%s)", label, pt.Conns, thousands.Format(pt.Achieved, 0), unit, sat)
+	}
+	cfg.OnPoolChosen = func(ps result.PoolScan) {
+		env.say("%s: pool scan: %d connections, the smallest pool within %.0f %% of the best (%d connections)", label, ps.Conns, 100*(1-ps.Within), ps.Best)
 	}
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
 		p.started = true

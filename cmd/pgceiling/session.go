@@ -15,6 +15,7 @@ import (
 	"github.com/pgceiling/pgceiling/prepare"
 	"github.com/pgceiling/pgceiling/result"
 	"github.com/pgceiling/pgceiling/schema"
+	"github.com/pgceiling/pgceiling/search"
 	"github.com/pgceiling/pgceiling/workload"
 )
 
@@ -35,6 +36,7 @@ type probeServer struct {
 	disclosure *result.Disclosure
 	warnings   []string
 	probes     int // probes run so far: a search's probe n has the seed + n
+	scanMax    int // --conns auto: the largest pool the scan may try (the server's room)
 
 	metrics *liveMetrics  // --metrics-addr (nil: off)
 	fleet   *fleet.Leader // --drivers N > 1: every probe is the fleet's (nil: this process alone)
@@ -102,7 +104,13 @@ func openProbeServer(ctx context.Context, env *Env, t *target, p *config.Probe, 
 		return s, err
 	}
 	s.counter = schema.Counter(s.books, s.baseline)
-	if s.pool, err = driver.NewPool(ctx, t.DSN, driverSession(p.Session), poolSize(p), execModes[p.ExecMode]); err != nil {
+	conns := p.Conns
+	if conns == 0 { // --conns auto: the pool is the largest the scan may try
+		if conns, err = s.scanLimit(ctx, env); err != nil {
+			return s, err
+		}
+	}
+	if s.pool, err = driver.NewPool(ctx, t.DSN, driverSession(p.Session), conns, execModes[p.ExecMode]); err != nil {
 		return s, err
 	}
 	if s.sampler, err = observe.NewSampler(ctx, samplerOptions(t.DSN, p, local)); err != nil {
@@ -115,6 +123,30 @@ func openProbeServer(ctx context.Context, env *Env, t *target, p *config.Probe, 
 	}
 	s.steps = prepare.New(s.books, opt)
 	return s, nil
+}
+
+// outsidePool is how many connections a probe server holds besides its pool: the admin
+// connection, the books' pool (2) and the sampler's.
+const outsidePool = 4
+
+// scanLimit is the largest pool the --conns auto scan may try on this server: up to
+// search.PoolScanMax, fewer when max_connections leaves less room (said once).
+func (s *probeServer) scanLimit(ctx context.Context, env *Env) (int, error) {
+	r, err := driver.ConnRoom(ctx, s.admin)
+	if err != nil {
+		return 0, fmt.Errorf("connect: %w", err)
+	}
+	free := r.Free() - outsidePool
+	s.scanMax = search.PoolScanLimit(free)
+	switch {
+	case s.scanMax == 0:
+		return 0, fmt.Errorf("--conns auto: the server has room for %d more connections (max_connections %d, %d reserved, %d in use), too few to scan pools from %d: give --conns N or raise max_connections",
+			max(free, 0), r.Max, r.Reserved, r.InUse, search.PoolScanFirst)
+	case s.scanMax < search.PoolScanMax:
+		env.say("pgceiling: --conns auto: the server has room for %d more connections (max_connections %d, %d reserved, %d in use), so the pool scan stops at %d (not %d)",
+			max(free, 0), r.Max, r.Reserved, r.InUse, s.scanMax, search.PoolScanMax)
+	}
+	return s.scanMax, nil
 }
 
 // workload makes the named workload for the probes at synchronous_commit sync; the
