@@ -41,6 +41,9 @@ type Side struct {
 	ErrorRate  float64 // run
 	Probes     int
 	Bottleneck string
+	// FlushMs is the storage's mean WAL flush time at the knee (search, result.Sweep.FlushMs)
+	// or over the probe (run), ms per sync; 0 when not recorded.
+	FlushMs float64
 }
 
 // Row is one sweep (workload and synchronous_commit setting) in both files.
@@ -123,12 +126,15 @@ func side(f *result.File, w string, s result.SyncCommit) Side {
 	if singleProbes(f.Command) && len(sw.Probes) > 0 {
 		p := &sw.Probes[len(sw.Probes)-1]
 		out.Rate, out.Target, out.P99Ms, out.ErrorRate = p.AchievedRate, p.TargetRate, p.Latency.P99, p.ErrorRate()
-		if p.Observation != nil && out.Bottleneck == "" {
-			out.Bottleneck = p.Observation.Bottleneck
+		if p.Observation != nil {
+			if out.Bottleneck == "" {
+				out.Bottleneck = p.Observation.Bottleneck
+			}
+			out.FlushMs = p.Observation.WAL.MsPerSync()
 		}
 		return out
 	}
-	out.Rate, out.Interval, out.Bracket = sw.Knee, sw.Interval, sw.Bracket
+	out.Rate, out.Interval, out.Bracket, out.FlushMs = sw.Knee, sw.Interval, sw.Bracket, sw.FlushMs()
 	if k := sw.KneeProbe(); k != nil {
 		out.P99Ms = k.Latency.P99
 	}

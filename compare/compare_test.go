@@ -278,3 +278,92 @@ func TestCompareClaims(t *testing.T) {
 		t.Errorf("broken %q: want insert's achieved rate dropped 50 %%", c.Broken)
 	}
 }
+
+// setFlush gives every passing probe at sweep i's knee a WAL sync time of ms per sync.
+func setFlush(t *testing.T, f *result.File, i int, ms float64) {
+	t.Helper()
+	sw := &f.Sweeps[i]
+	n := 0
+	for j := range sw.Probes {
+		p := &sw.Probes[j]
+		if p.TargetRate != sw.Knee || p.Verdict != result.Pass {
+			continue
+		}
+		if p.Observation == nil {
+			p.Observation = &result.Observation{}
+		}
+		p.Observation.WAL.Syncs, p.Observation.WAL.SyncMs = 1000, 1000*ms
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("sweep %d has no passing probe at its knee", i)
+	}
+}
+
+// TestCompareFlush: the WAL flush time per sync at the knee is compared for sync=on sweeps,
+// and a flush that moved against the knee is named as the storage's part of the change.
+func TestCompareFlush(t *testing.T) {
+	on, off := -1, -1
+	for i, sw := range fixture(t, "search.json").Sweeps {
+		if sw.Knee > 0 && sw.SyncCommit == result.SyncOn && on < 0 {
+			on = i
+		}
+		if sw.Knee > 0 && sw.SyncCommit == result.SyncOff && off < 0 {
+			off = i
+		}
+	}
+	if on < 0 || off < 0 {
+		t.Fatal("search.json lacks a sync=on or a sync=off sweep with a knee")
+	}
+	for _, tc := range []struct {
+		name           string
+		flushB, factor float64
+		row, note      string // "" = must not appear
+	}{
+		{"faster disk, higher knee", 0.3, 1.25, "0.50 ms", "each WAL flush took 40 % less time in B, at a higher rate"},
+		{"slower disk, lower knee", 0.8, 0.8, "+60.0 %", "each WAL flush took 60 % more time in B, at a lower rate"},
+		{"slower flush at a higher rate is the load's", 0.8, 1.25, "0.80 ms", ""},
+		{"a small change says nothing", 0.55, 1.25, "+10.0 %", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := fixture(t, "search.json"), fixture(t, "search.json")
+			setFlush(t, a, on, 0.5)
+			setFlush(t, a, off, 0.5)
+			scaleKnee(t, b, on, tc.factor, 1)
+			setFlush(t, b, on, tc.flushB)
+			setFlush(t, b, off, tc.flushB)
+			c, err := Compare(a, b, "a.json", "b.json", NoGates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := c.WriteText(&buf, 200, true); err != nil {
+				t.Fatal(err)
+			}
+			text := buf.String()
+			parts := strings.Split(text, "\n"+a.Sweeps[off].Workload+" sync=off\n")
+			onPart := text
+			if k := strings.Index(text, a.Sweeps[on].Workload+" sync=on\n"); k >= 0 {
+				onPart = text[k:]
+				if e := strings.Index(onPart[1:], "\n\n"); e >= 0 {
+					onPart = onPart[:e+1]
+				}
+			}
+			if !strings.Contains(onPart, "WAL flush per sync") || !strings.Contains(onPart, tc.row) {
+				t.Errorf("sync=on table lacks the flush row with %q:\n%s", tc.row, onPart)
+			}
+			if got := strings.Contains(onPart, "each WAL flush took"); got != (tc.note != "") || (tc.note != "" && !strings.Contains(onPart, tc.note)) {
+				t.Errorf("flush note: want %q, got:\n%s", tc.note, onPart)
+			}
+			if len(parts) > 1 {
+				offPart := parts[1]
+				if e := strings.Index(offPart, "\n\n"); e >= 0 {
+					offPart = offPart[:e]
+				}
+				if strings.Contains(offPart, "WAL flush per sync") {
+					t.Errorf("a sync=off sweep, whose commits do not wait for the flush, shows it:\n%s", offPart)
+				}
+			}
+		})
+	}
+}

@@ -22,6 +22,9 @@ func (c *Comparison) WriteText(w io.Writer, width int, wide bool) error {
 	for _, r := range c.Rows {
 		fmt.Fprintf(bw, "\n%s sync=%s\n", r.Workload, r.SyncCommit)
 		writeTable(bw, c.rowFigures(&r), width, wide)
+		if n := flushNote(&r); n != "" {
+			writeWrapped(bw, "  ", n, width, wide)
+		}
 		if r.A.Bottleneck == r.B.Bottleneck && r.A.Bottleneck != "" {
 			writeWrapped(bw, "  ", "bottleneck (A and B): "+r.A.Bottleneck, width, wide)
 			continue
@@ -83,6 +86,7 @@ func (c *Comparison) rowFigures(r *Row) [][]string {
 		add("achieved", val(r.A, func(s Side) string { return rate(s.Rate) + u }), val(r.B, func(s Side) string { return rate(s.Rate) + u }), signed(r.RateChange))
 		add("errors", val(r.A, func(s Side) string { return pct(s.ErrorRate) }), val(r.B, func(s Side) string { return pct(s.ErrorRate) }), "")
 		add("p99", val(r.A, func(s Side) string { return msOrDash(s.P99Ms) }), val(r.B, func(s Side) string { return msOrDash(s.P99Ms) }), signed(r.P99Change))
+		addFlush(r, add)
 		return rows
 	}
 	knee := func(s Side) string {
@@ -120,7 +124,48 @@ func (c *Comparison) rowFigures(r *Row) [][]string {
 	add("bracket", val(r.A, br), val(r.B, br), "")
 	add("p99 at knee", val(r.A, func(s Side) string { return msOrDash(s.P99Ms) }), val(r.B, func(s Side) string { return msOrDash(s.P99Ms) }), signed(r.P99Change))
 	add("probes", val(r.A, func(s Side) string { return fmt.Sprint(s.Probes) }), val(r.B, func(s Side) string { return fmt.Sprint(s.Probes) }), "")
+	addFlush(r, add)
 	return rows
+}
+
+// FlushShift is the change of the WAL flush time per sync between the two sides beyond
+// which the comparison says the storage differed.
+const FlushShift = 0.15
+
+// flushNote says when the storage's WAL flush time differed by more than FlushShift
+// between the sides of a synchronous_commit=on sweep, and the figure moved the other way
+// (a slower flush, a lower knee or rate): "" otherwise.
+func flushNote(r *Row) string {
+	if r.SyncCommit == result.SyncOff {
+		return ""
+	}
+	fc := change(r.A.FlushMs, r.B.FlushMs)
+	if math.IsNaN(fc) || math.Abs(fc) < FlushShift || math.IsNaN(r.RateChange) || fc*r.RateChange >= 0 {
+		return ""
+	}
+	how := "less"
+	if fc > 0 {
+		how = "more"
+	}
+	return fmt.Sprintf("each WAL flush took %.0f %% %s time in B, at a %s rate: every commit here waits for a flush, so "+
+		"the flush (the disk's speed that hour, or the CPU contention around it) explains part of the change, "+
+		"not PostgreSQL's work per transaction",
+		100*math.Abs(fc), how, map[bool]string{true: "higher", false: "lower"}[r.RateChange > 0])
+}
+
+// addFlush adds the WAL flush time per sync (at the knee, or over the probe) when either
+// side recorded it and the sweep's commits wait for it (synchronous_commit on).
+func addFlush(r *Row, add func(label, a, b, ch string)) {
+	if r.SyncCommit == result.SyncOff || (r.A.FlushMs <= 0 && r.B.FlushMs <= 0) {
+		return
+	}
+	f := func(s Side) string {
+		if s.FlushMs <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f ms", s.FlushMs)
+	}
+	add("WAL flush per sync", f(r.A), f(r.B), signed(change(r.A.FlushMs, r.B.FlushMs)))
 }
 
 // writeTable writes rows (the first is the header) as aligned columns in at most width

@@ -123,6 +123,9 @@ func bottleneck(o *result.Observation, p *result.Probe) string {
 		case catWALFlush:
 			if o.WAL.SyncsPerTx > 0 {
 				line += fmt.Sprintf(", %.2g syncs per commit", o.WAL.SyncsPerTx)
+				if ms := o.WAL.MsPerSync(); ms > 0 {
+					line += fmt.Sprintf(" of %.2g ms each", ms)
+				}
 			}
 		case catCPU:
 			if o.ServerLocal {

@@ -46,6 +46,8 @@ func TestBottleneck(t *testing.T) {
 			"WAL flush: IO:WALSync 58 % of active samples, 0.9 syncs per commit"},
 		{"WAL flush summed over its events", &result.Observation{Waits: waits("CPU", 35, "IO:WALSync", 30, "LWLock:WALWrite", 25, "IO:WALWrite", 10), WAL: result.WAL{SyncsPerTx: 0.25}}, nil,
 			"WAL flush: 65 % of active samples (IO:WALSync 30 %, LWLock:WALWrite 25 %, IO:WALWrite 10 %), 0.25 syncs per commit"},
+		{"WAL flush with the sync time", &result.Observation{Waits: waits("IO:WALSync", 60, "CPU", 40), WAL: result.WAL{Syncs: 3000, SyncMs: 1080, SyncsPerTx: 0.73}}, nil,
+			"WAL flush: IO:WALSync 60 % of active samples, 0.73 syncs per commit of 0.36 ms each"},
 		{"lock contention", &result.Observation{Waits: waits("Lock:transactionid", 41, "Lock:tuple", 20, "CPU", 39)}, nil,
 			"lock contention: 61 % of active samples (Lock:transactionid 41 %, Lock:tuple 20 %)"},
 		{"lock contention single", &result.Observation{Waits: waits("Lock:transactionid", 41, "CPU", 30, "IO:WALSync", 29)}, nil,

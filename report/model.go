@@ -548,6 +548,10 @@ func kneeNotes(s *result.Sweep) []string {
 	if h := holdNote(s); h != "" {
 		notes = append(notes, sweepName(s)+": "+h)
 	}
+	if f := s.FlushMs(); f > 0 && s.SyncCommit != result.SyncOff {
+		notes = append(notes, fmt.Sprintf("%s: WAL flush at the knee %s ms per sync, which every commit waits for "+
+			"(a faster or slower disk moves this knee)", sweepName(s), num(f, 2)))
+	}
 	if s.StartFrom != "" {
 		notes = append(notes, fmt.Sprintf("%s: bracket started from the knee in %s", sweepName(s), s.StartFrom))
 	}

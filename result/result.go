@@ -393,6 +393,16 @@ type WAL struct {
 	SyncsPerTx float64 `json:"syncs_per_tx"`
 }
 
+// MsPerSync is the mean time of one WAL sync over the probe, in ms: the storage's flush
+// time as the server saw it. 0 without syncs or without their times (track_wal_io_timing
+// off).
+func (w WAL) MsPerSync() float64 {
+	if w.Syncs <= 0 || w.SyncMs <= 0 {
+		return 0
+	}
+	return w.SyncMs / float64(w.Syncs)
+}
+
 // WaitShift is one wait event's share of the active samples early and late in a probe.
 type WaitShift struct {
 	Event      string  `json:"event"`

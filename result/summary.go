@@ -45,11 +45,14 @@ type SweepBrief struct {
 	// (0 when there is no knee).
 	P99AtKneeMs      float64 `json:"p99_at_knee_ms"`
 	AchievedAtKneeTx float64 `json:"achieved_at_knee_tx_s"`
-	Bottleneck       string  `json:"bottleneck,omitempty"`
-	BottleneckTxS    float64 `json:"bottleneck_rate_tx_s,omitempty"`
-	Probes           int     `json:"probes"`
-	ProbeMinutes     float64 `json:"probe_minutes"`
-	Stop             string  `json:"stop,omitempty"`
+	// FlushAtKneeMs is Sweep.FlushMs: the storage's mean WAL flush time at the knee (0
+	// when unknown).
+	FlushAtKneeMs float64 `json:"wal_flush_at_knee_ms,omitempty"`
+	Bottleneck    string  `json:"bottleneck,omitempty"`
+	BottleneckTxS float64 `json:"bottleneck_rate_tx_s,omitempty"`
+	Probes        int     `json:"probes"`
+	ProbeMinutes  float64 `json:"probe_minutes"`
+	Stop          string  `json:"stop,omitempty"`
 }
 
 // IntervalBrief is a knee's interval in the summary.
@@ -148,6 +151,7 @@ func BriefOf(sw *Sweep) SweepBrief {
 	if k := sw.KneeProbe(); k != nil {
 		b.P99AtKneeMs, b.AchievedAtKneeTx = k.Latency.P99, k.AchievedRate
 	}
+	b.FlushAtKneeMs = sw.FlushMs()
 	return b
 }
 
@@ -164,4 +168,32 @@ func (sw *Sweep) KneeProbe() *Probe {
 		}
 	}
 	return found
+}
+
+// FlushMs is the storage's mean WAL flush time at the sweep's knee: the WAL sync time per
+// sync (pg_stat_wal's wal_sync_time / wal_sync) summed over every passing probe at the
+// knee rate, the hold included. With synchronous_commit on a commit waits for a flush, so
+// a sync-on knee moves with this figure when the same server's storage is faster or slower
+// on another day (docs/methodology.md, "What the interval does not cover"). 0 when no
+// passing probe at the knee recorded sync times (track_wal_io_timing off, or no WAL
+// statistics).
+func (sw *Sweep) FlushMs() float64 {
+	if sw.Knee <= 0 {
+		return 0
+	}
+	var ms float64
+	var syncs int64
+	for i := range sw.Probes {
+		p := &sw.Probes[i]
+		if p.TargetRate != sw.Knee || p.Verdict != Pass || p.Observation == nil {
+			continue
+		}
+		if w := p.Observation.WAL; w.Syncs > 0 && w.SyncMs > 0 {
+			ms, syncs = ms+w.SyncMs, syncs+w.Syncs
+		}
+	}
+	if syncs == 0 {
+		return 0
+	}
+	return ms / float64(syncs)
 }

@@ -2,6 +2,7 @@ package result
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,38 @@ func TestSummarizeRunAndThresholds(t *testing.T) {
 		if got := Summarize(f, th).Passed; got != (all && len(p.Checks.Problems) == 0) {
 			t.Errorf("Summarize with thresholds %+v: passed %v", th, got)
 		}
+	}
+}
+
+// TestFlushMs: the WAL flush time at the knee is the sync time over the syncs of every
+// passing probe at the knee rate (the hold too), and 0 when none recorded it.
+func TestFlushMs(t *testing.T) {
+	probe := func(rate float64, v Verdict, syncs int64, ms float64, hold bool) Probe {
+		return Probe{TargetRate: rate, Verdict: v, Hold: hold, Observation: &Observation{WAL: WAL{Syncs: syncs, SyncMs: ms}}}
+	}
+	sw := Sweep{Knee: 1000, Probes: []Probe{
+		probe(1000, Pass, 100, 50, false),
+		probe(1200, Fail, 100, 900, false), // above the knee: not counted
+		probe(1000, Fail, 100, 700, false), // at the knee but failed: not counted
+		probe(800, Pass, 100, 10, false),   // below the knee
+		probe(1000, Pass, 300, 90, true),   // the hold
+		probe(1000, Pass, 0, 0, false),     // no syncs recorded
+		{TargetRate: 1000, Verdict: Pass},  // no observation
+	}}
+	if got, want := sw.FlushMs(), (50.0+90)/(100+300); math.Abs(got-want) > 1e-12 {
+		t.Errorf("FlushMs = %v, want %v", got, want)
+	}
+	if got := BriefOf(&sw).FlushAtKneeMs; got != sw.FlushMs() {
+		t.Errorf("the summary's wal_flush_at_knee_ms = %v, want %v", got, sw.FlushMs())
+	}
+	sw.Probes[0].Observation.WAL.SyncMs, sw.Probes[4].Observation.WAL.SyncMs = 0, 0 // track_wal_io_timing off
+	if got := sw.FlushMs(); got != 0 {
+		t.Errorf("FlushMs without sync times = %v, want 0", got)
+	}
+	if got := (&Sweep{}).FlushMs(); got != 0 {
+		t.Errorf("FlushMs of a sweep without a knee = %v, want 0", got)
+	}
+	if got := (WAL{Syncs: 4, SyncMs: 2}).MsPerSync(); got != 0.5 {
+		t.Errorf("MsPerSync = %v, want 0.5", got)
 	}
 }
