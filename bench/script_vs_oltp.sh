@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 14's check of the script runner: the knee of bench/pgbench/oltp.sql run through
-# --script against the built-in `oltp` (the same SQL), synchronous_commit on. Target:
-# within 5 %.
+# --script against the built-in `oltp` (the same SQL), synchronous_commit on (--sync off:
+# off; pgceiling replaces the script's SET LOCAL with --sync-commit). Target: within 5 %.
 #
 # One search per round, both sweeps on one server (`--workload oltp,script`), in ABBA
 # order over the rounds (oltp first, script first, script first, oltp first, ...), so a
@@ -16,15 +16,18 @@
 # defaults do: 10,000 wallets, --fraud-window 1h, --fraud-limit 20). Both sweeps run
 # without the fraud window's back-fill (--no-backfill), which only the built-in oltp gets.
 #
+# --conns N fixes the pool for both sweeps (default auto: each sweep scans pool sizes
+# first, and two sweeps may then run with different pools).
+#
 # Without --dsn a throwaway server with the schema (bench/benchpg, --rows rows) is started
 # and removed at the end; with --dsn the schema must exist (pgceiling init).
 #
 # Usage: bench/script_vs_oltp.sh [--dsn DSN] [--rows 1000000] [--rounds 4] [--warmup 5]
-#        [--seconds 15] [--precision 0.05] [--repeats 2] [--out DIR]
+#        [--seconds 15] [--precision 0.05] [--repeats 2] [--sync on|off] [--conns auto|N] [--out DIR]
 # A smoke run: bench/script_vs_oltp.sh --rows 20000 --rounds 2 --warmup 1 --seconds 3 --precision 0.3
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" rows=1000000 rounds=4 warm=5 secs=15 prec=0.05 repeats=2 out=""
+dsn="" rows=1000000 rounds=4 warm=5 secs=15 prec=0.05 repeats=2 out="" sync=on conns=auto
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -35,7 +38,9 @@ while [ $# -gt 0 ]; do
     --precision) prec="$2"; shift 2 ;;
     --repeats) repeats="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --sync) sync="$2"; shift 2 ;;
+    --conns) conns="$2"; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "script_vs_oltp: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -43,19 +48,20 @@ for tool in python3 go; do
   command -v "$tool" >/dev/null || { echo "script_vs_oltp: $tool is not installed" >&2; exit 1; }
 done
 [ "$rounds" -ge 2 ] 2>/dev/null || { echo "script_vs_oltp: --rounds must be at least 2" >&2; exit 2; }
+case "$sync" in on | off) ;; *) echo "script_vs_oltp: --sync must be on or off" >&2; exit 2 ;; esac
 . "$root/bench/lib.sh"
 bench_setup script_vs_oltp
 out="${out:-$work/out}"
 mkdir -p "$out"
 
 echo "$(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-echo "commit $(git -C "$root" rev-parse --short HEAD); rows $rows; $rounds rounds; ${warm}s warm-up + ${secs}s probes; precision $prec; repeats $repeats; --hold off --no-backfill" >&2
+echo "commit $(git -C "$root" rev-parse --short HEAD); rows $rows; $rounds rounds; ${warm}s warm-up + ${secs}s probes; precision $prec; repeats $repeats; sync $sync; conns $conns; --hold off --no-backfill" >&2
 for r in $(seq 1 "$rounds"); do
   # ABBA: rounds 1, 4, 5, 8, ... put oltp first.
   case $(((r - 1) % 4)) in 0 | 3) order=oltp,script ;; *) order=script,oltp ;; esac
   if grep -qs "results in" "$out/round$r.log"; then echo "round $r: done before, kept" >&2; continue; fi
   echo "$(date -u +%T) round $r of $rounds: --workload $order" >&2
-  "$work/pgceiling" search --dsn "$dsn" --workload "$order" --script "$root/bench/pgbench/oltp.sql" --sync-commit on \
+  "$work/pgceiling" search --dsn "$dsn" --workload "$order" --script "$root/bench/pgbench/oltp.sql" --sync-commit "$sync" --conns "$conns" \
     --hold off --no-backfill --warmup "${warm}s" --duration "${secs}s" --precision "$prec" --repeats "$repeats" \
     --seed "$r" --json "$out/round$r.json" 2>"$out/round$r.log" >/dev/null || { tail -3 "$out/round$r.log" >&2; exit 1; }
 done
