@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,6 +209,18 @@ func TestRunUsesThePoolTheScanChose(t *testing.T) {
 	if len(r.scans) != 0 || !slices.Equal(r.used, []int{4}) || sw2.Pool != sw.Pool || sw2.Knee != sw.Knee {
 		t.Errorf("resumed: %d scan probes, pools used %v, knee %v vs %v: want none, [4], the same knee", len(r.scans), r.used, sw2.Knee, sw.Knee)
 	}
+
+	// Resumed on a server with less room than the recorded pool: refused before any probe.
+	small := &poolServer{sat: convoy}
+	cfg.PoolScanMax = 2
+	_, err = Run(context.Background(), small, cfg, sw.Probes)
+	if err == nil || !strings.Contains(err.Error(), "pool of 4 connections") || !strings.Contains(err.Error(), "room for 2") {
+		t.Errorf("resumed with room for 2, the recorded pool 4: err %v, want a refusal naming both", err)
+	}
+	if len(small.scans)+len(small.used)+len(small.probed) != 0 {
+		t.Errorf("resumed with too little room: %d scans, pools used %v, %d probes; want nothing run", len(small.scans), small.used, len(small.probed))
+	}
+	cfg.PoolScanMax = 0
 
 	// Without PoolScan (--conns N) nothing is scanned and the pool is never set.
 	n := &poolServer{sat: convoy, pool: 64}

@@ -273,6 +273,11 @@ func (s *searcher) start(ctx context.Context) (rate, step float64, err error) {
 	pp, scan := s.p.(PoolProber)
 	scan = scan && cfg.PoolScan
 	if scan && cfg.PriorPool != nil { // a resumed search: the same pool, no scan
+		if n := cfg.PriorPool.Conns; cfg.PoolScanMax > 0 && n > cfg.PoolScanMax {
+			return 0, 0, fmt.Errorf("the resumed sweep %s ran with a pool of %d connections (--conns auto's scan); this server has room for %d now: "+
+				"free connections (or raise max_connections) to resume it, or start a new search",
+				s.sweep.Workload+" sync="+string(s.sweep.SyncCommit), n, cfg.PoolScanMax)
+		}
 		pp.UsePool(cfg.PriorPool.Conns)
 		s.sweep.Pool, scan = cfg.PriorPool, false
 	}
