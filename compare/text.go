@@ -143,14 +143,13 @@ func flushNote(r *Row) string {
 	if math.IsNaN(fc) || math.Abs(fc) < FlushShift || math.IsNaN(r.RateChange) || fc*r.RateChange >= 0 {
 		return ""
 	}
-	how := "less"
+	how, at := "less", "higher" // fc < 0 here means the rate rose
 	if fc > 0 {
-		how = "more"
+		how, at = "more", "lower"
 	}
 	return fmt.Sprintf("each WAL flush took %.0f %% %s time in B, at a %s rate: every commit here waits for a flush, so "+
 		"the flush (the disk's speed that hour, or the CPU contention around it) explains part of the change, "+
-		"not PostgreSQL's work per transaction",
-		100*math.Abs(fc), how, map[bool]string{true: "higher", false: "lower"}[r.RateChange > 0])
+		"not PostgreSQL's work per transaction", 100*math.Abs(fc), how, at)
 }
 
 // addFlush adds the WAL flush time per sync (at the knee, or over the probe) when either
