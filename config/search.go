@@ -28,6 +28,7 @@ type Search struct {
 	P99SLO       time.Duration
 	Confirm      int
 	Repeats      int    // each final edge is probed this many times in all; 0 = the profile's
+	Rounds       int    // every sweep is searched this many rounds, one after the other; 0 = the profile's
 	StartFrom    string // a results file whose knee starts the bracket (no calibration)
 	MaxProbes    int
 	// Hold is the final hold step's window (--hold): "auto" (one checkpoint cycle of the
@@ -61,6 +62,7 @@ type Profile struct {
 	Precision float64
 	Rows      int64
 	Repeats   int // each final edge probed this many times in all
+	Rounds    int // rounds of all the sweeps (--rounds)
 	Hold      string
 	Summary   string
 }
@@ -69,9 +71,9 @@ type Profile struct {
 // checkpoint cycle per probe, indexes larger than shared_buffers); quick is sized so the
 // embedded four-sweep main job finishes in about five minutes on two cores.
 var Profiles = []Profile{
-	{Name: "quick", Warmup: 5 * time.Second, Duration: 15 * time.Second, Precision: 0.10, Rows: 1_000_000, Repeats: 2, Hold: HoldAuto,
-		Summary: "5 s warm-up, 15 s probes, 10 % precision, edges probed twice, the knee held for a checkpoint cycle, 1 M rows"},
-	{Name: "standard", Warmup: 30 * time.Second, Duration: 7 * time.Minute, Precision: 0.05, Rows: 50_000_000, Repeats: 3, Hold: HoldAuto,
+	{Name: "quick", Warmup: 5 * time.Second, Duration: 15 * time.Second, Precision: 0.10, Rows: 1_000_000, Repeats: 2, Rounds: 2, Hold: HoldAuto,
+		Summary: "5 s warm-up, 15 s probes, 10 % precision, edges probed twice in each of 2 rounds, the knee held for a checkpoint cycle, 1 M rows"},
+	{Name: "standard", Warmup: 30 * time.Second, Duration: 7 * time.Minute, Precision: 0.05, Rows: 50_000_000, Repeats: 3, Rounds: 1, Hold: HoldAuto,
 		Summary: "30 s warm-up, 7 min probes, 5 % precision, edges probed 3 times, 50 M rows: the methodology"},
 }
 
@@ -107,6 +109,7 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.DurationVar(&c.P99SLO, "p99-slo", 0, "a probe passes only if its p99 latency is <= this (0 = no latency rule)")
 	fs.IntVar(&c.Confirm, "confirm", 0, "probe the final bracket's edges this many more times (on top of --repeats); the majority verdict counts, so the knee can move either way")
 	fs.IntVar(&c.Repeats, "repeats", 0, "probe each final edge of the bracket this many times in all; the majority verdict per rate counts and feeds the knee's interval; default from the profile")
+	fs.IntVar(&c.Rounds, "rounds", 0, "search every sweep this many rounds: once all sweeps have their knee, each is taken up again where it stopped and its bracket's edges are probed --repeats more times, minutes later; a machine that drifted meanwhile moves the knee (a tie fails) and widens the interval, fitted to every round's probes; the hold step comes in the last round; default from the profile")
 	fs.StringVar(&c.StartFrom, "start-from", "", "start the bracket at the knees of this earlier results `FILE` instead of calibrating")
 	fs.StringVar(&c.Hold, "hold", "", "after converging, probe the knee once more for this long and step down until a rate holds: auto (the server's checkpoint_timeout + 1m, none when --duration already covers it), off, or a duration; default from the profile (auto)")
 	fs.IntVar(&c.MaxProbes, "max-probes", 40, "most probes per sweep (retries and repeats included)")
@@ -148,6 +151,7 @@ func (c *Search) ApplyProfile(fs *pflag.FlagSet, haveDSN bool, now time.Time) er
 	set("precision", strconv.FormatFloat(p.Precision, 'g', -1, 64))
 	set("rows", strconv.FormatInt(p.Rows, 10))
 	set("repeats", strconv.Itoa(p.Repeats))
+	set("rounds", strconv.Itoa(p.Rounds))
 	set("hold", p.Hold)
 	if c.JSON == "" {
 		c.JSON = c.Resume
@@ -198,6 +202,9 @@ func (c *Search) Validate(workloads []string) error {
 	}
 	if c.Repeats < 0 {
 		p.Addf("--repeats must be >= 0, got %d", c.Repeats)
+	}
+	if c.Rounds < 0 {
+		p.Addf("--rounds must be >= 0, got %d", c.Rounds)
 	}
 	if _, err := c.HoldWindow("5min"); err != nil {
 		p.Addf("%v", err)
@@ -308,6 +315,10 @@ func (c *Search) String() string {
 	if c.Conns > 0 {
 		pool = fmt.Sprintf("%d connections", c.Conns)
 	}
-	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, edges probed %d times%s, %s, max error rate %g",
-		c.Profile, c.Warmup, c.Duration, c.Precision, max(c.Repeats, 1), hold, pool, c.MaxErrorRate)
+	rounds := ""
+	if c.Rounds > 1 {
+		rounds = fmt.Sprintf(" in each of %d rounds", c.Rounds)
+	}
+	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, edges probed %d times%s%s, %s, max error rate %g",
+		c.Profile, c.Warmup, c.Duration, c.Precision, max(c.Repeats, 1), rounds, hold, pool, c.MaxErrorRate)
 }

@@ -660,3 +660,57 @@ func testFirstUseFailsAfterParse(t *testing.T, eng result.Engine) {
 			p.Failed, p.Committed, p.Scheduled, p.Rejected)
 	}
 }
+
+// Each probe runs on connections of its own: no backend of one probe serves the next,
+// so no session state (cached plans) crosses probes, and the first probe's connections
+// are closed when it ends, freeing their server slots.
+func TestProbesStartOnFreshSessions(t *testing.T) { forEngines(t, testProbesStartOnFreshSessions) }
+
+func testProbesStartOnFreshSessions(t *testing.T, eng result.Engine) {
+	pool, dsn := setup(t, DefaultSession(), 3)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE TABLE pgceiling.pids (probe int NOT NULL DEFAULT 0, pid int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	w := then("INSERT INTO pgceiling.pids (pid) VALUES (pg_backend_pid())")
+	cfg := Config{Engine: eng, Rate: 200, Duration: 300 * time.Millisecond, Conns: 3, Seed: 5}
+	pids := func(probe int) map[int]bool {
+		t.Helper()
+		rows, err := admin.Query(ctx, "SELECT DISTINCT pid FROM pgceiling.pids WHERE probe = $1", probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := map[int]bool{}
+		for rows.Next() {
+			var pid int
+			if err := rows.Scan(&pid); err != nil {
+				t.Fatal(err)
+			}
+			set[pid] = true
+		}
+		if rows.Err() != nil || len(set) == 0 {
+			t.Fatalf("probe %d: backends %v, %v: the probe committed nothing", probe, set, rows.Err())
+		}
+		return set
+	}
+	checkBooks(t, run(t, ctx, pool, w, cfg), true)
+	if _, err := admin.Exec(ctx, "UPDATE pgceiling.pids SET probe = 1"); err != nil {
+		t.Fatal(err)
+	}
+	first := pids(1)
+	if st := pool.Stat(); st.TotalConns() != 0 {
+		t.Errorf("after the probe the pool still holds %d connections; want them closed", st.TotalConns())
+	}
+	cfg.Seed++
+	checkBooks(t, run(t, ctx, pool, w, cfg), true)
+	for pid := range pids(0) {
+		if first[pid] {
+			t.Fatalf("backend %d served both probes (first probe's: %v); each probe must open its own connections", pid, first)
+		}
+	}
+}

@@ -187,6 +187,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	if mc := int(pool.Config().MaxConns); mc < cfg.Conns {
 		return nil, fmt.Errorf("probe: the pool allows %d connections, %d workers asked for", mc, cfg.Conns)
 	}
+	defer retire(ctx, pool)
 	p := &result.Probe{Workload: w.Name(), SyncCommit: cfg.SyncCommit, TargetRate: cfg.Rate,
 		Seed: cfg.Seed, Conns: cfg.Conns, PoolWaitMs: float64(cfg.PoolWait.Microseconds()) / 1000,
 		WarmupS: cfg.Warmup.Seconds(), DurationS: cfg.Duration.Seconds()}
@@ -271,6 +272,24 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 		}
 	}
 	return p, nil
+}
+
+// retire closes the pool's connections as the probe ends, so the next probe opens its own:
+// nothing a session keeps (its plan cache above all: the first five executions of a
+// prepared statement are planned anew, then the session may settle on a generic plan)
+// crosses from one probe to the next, and each probe of a search starts as a lone run
+// does, rather than on a mix of sessions as old as the search and fresh ones (an
+// overloaded probe's drain closes the connections it cuts off). The idle connections are
+// closed here and now, so their server slots are free before the next probe connects;
+// one still out (none should be) is closed when it comes back.
+func retire(ctx context.Context, pool *pgxpool.Pool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, c := range pool.AcquireAllIdle(ctx) {
+		_ = c.Conn().Close(ctx)
+		c.Release() // a closed connection is destroyed, not pooled
+	}
+	pool.Reset()
 }
 
 // probeRun is one probe as it runs: the probe's own goroutine (run) opens and closes the

@@ -153,6 +153,20 @@ func KneeText(s result.Sweep) string {
 	return k
 }
 
+// RoundsText is "; 2 rounds, the knee after each: 1,930, 1,533 tx/s" for a sweep searched in
+// rounds (--rounds), "" otherwise: how far the knee moved when its edges were probed
+// again minutes later.
+func RoundsText(s result.Sweep) string {
+	if s.Rounds < 2 || len(s.RoundKnees) == 0 {
+		return ""
+	}
+	ks := make([]string, len(s.RoundKnees))
+	for i, k := range s.RoundKnees {
+		ks[i] = rate(k)
+	}
+	return fmt.Sprintf("; %d rounds, the knee after each: %s%s", s.Rounds, strings.Join(ks, ", "), unit(s.Workload))
+}
+
 // unit is a workload's rate unit after a space: " tx/s", or " rows/s" for copy, whose
 // arrivals are rows (result.RateUnit).
 func unit(workload string) string { return " " + result.RateUnit(workload) }

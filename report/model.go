@@ -542,7 +542,11 @@ func kneeNotes(s *result.Sweep) []string {
 		}
 		if s.Repeats > 0 {
 			n += fmt.Sprintf("; bracket edges probed %d times each", s.Repeats)
+			if s.Rounds > 1 {
+				n += " per round"
+			}
 		}
+		n += RoundsText(*s)
 		notes = append(notes, n)
 	}
 	if h := holdNote(s); h != "" {

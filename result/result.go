@@ -265,6 +265,9 @@ type Probe struct {
 	// Hold: the search's hold step, a probe of the knee for Sweep.HoldS instead of the
 	// probe length; its failure counts its rate as failed.
 	Hold bool `json:"hold,omitempty"`
+	// Round is the search round (--rounds) that made the probe, from 1; 0 (left out) in a
+	// search of one round.
+	Round int `json:"round,omitempty"`
 }
 
 // What stopped a probe early (Probe.CutBy).
@@ -300,6 +303,10 @@ type Backfill struct {
 	WindowS float64   `json:"window_s"` // created_at spans [anchor - window, anchor)
 	Anchor  time.Time `json:"anchor"`
 	Rate    float64   `json:"rate"` // the offered rate they stand for
+	// AnalyzeS is what the VACUUM (ANALYZE) of the partitions written took (included in
+	// Seconds): each probe is planned from statistics of the data it starts with, and
+	// the back-filled rows are all-visible.
+	AnalyzeS float64 `json:"analyze_s,omitempty"`
 }
 
 // Restore is the cost of putting the data back to the search's baseline before a probe.
@@ -310,6 +317,11 @@ type Restore struct {
 	EventsRows        int64    `json:"events_deleted"`
 	WalletsRestored   int64    `json:"wallets_restored"`
 	VacuumedRelations []string `json:"vacuumed"`
+	// Reindexed are the tables whose indexes the restore rebuilt (all of them before a
+	// command's first probe, then those grown past schema.IndexBloat), and ReindexS what
+	// that took (included in Seconds).
+	Reindexed []string `json:"reindexed,omitempty"`
+	ReindexS  float64  `json:"reindex_s,omitempty"`
 }
 
 // Fleet is a probe offered by several driver processes (--drivers N) and merged by the
@@ -573,6 +585,11 @@ type Sweep struct {
 	// Pool is the pool-size scan that chose the sweep's connections (--conns auto); nil
 	// when --conns was given.
 	Pool *PoolScan `json:"pool,omitempty"`
+	// Rounds is how many rounds the sweep ran (--rounds: each round after the first
+	// probes the bracket's edges again, minutes later); 0 for a search of one round.
+	// RoundKnees is the knee as each round left it (the last is Knee).
+	Rounds     int       `json:"rounds,omitempty"`
+	RoundKnees []float64 `json:"round_knees,omitempty"`
 }
 
 // PoolScan is how a search chose its pool size (--conns auto): short overload probes at

@@ -117,8 +117,34 @@ func Backfill(ctx context.Context, db Copier, s BackfillSpec) (result.Backfill, 
 		return out, fmt.Errorf("back-fill: copy %d rows into transactions: %w", total, err)
 	}
 	out.Rows = n
+	a := time.Now()
+	if err := analyzeSince(ctx, db, src.from); err != nil {
+		return out, err
+	}
+	out.AnalyzeS = time.Since(a).Seconds()
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// analyzeSince VACUUMs and ANALYZEs the leaf partitions of transactions that hold rows
+// from since on, the ones a back-fill writes, so every probe starts from the state
+// autovacuum would otherwise reach at a moment of its own choosing during some probe:
+// statistics of the data the probe starts with (its statements are planned from them) and
+// the back-filled rows marked all-visible (the fraud check's index-only scan then reads
+// no heap page for them). Measured on one server, the check took 0.12-0.2 ms per execution
+// from a probe's start until autovacuum processed the partition mid-probe, and 0.06 ms
+// after: a probe's cost depended on whether autovacuum came early or late in it.
+func analyzeSince(ctx context.Context, q Querier, since time.Time) error {
+	leaves, err := recentLeaves(ctx, q, since)
+	if err != nil {
+		return err
+	}
+	for _, l := range leaves {
+		if _, err := q.Exec(ctx, "VACUUM (ANALYZE) "+pgx.Identifier{Name, l}.Sanitize()); err != nil {
+			return fmt.Errorf("back-fill: vacuum analyze %s.%s: %w", Name, l, err)
+		}
+	}
+	return nil
 }
 
 func (s BackfillSpec) validate() error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -535,5 +536,48 @@ func TestBaselineRestore(t *testing.T) {
 	}
 	if _, err := schema.RowCount(context.Background(), nil, "public.x"); err == nil {
 		t.Errorf("RowCount of a foreign table: no error")
+	}
+}
+
+// TestCompactRebuildsChurnedIndexes: the first Compact rebuilds the churned tables'
+// indexes; after probes' worth of inserts and restores has grown them past IndexBloat it
+// rebuilds them again, back to about their compact size; with no growth it rebuilds none.
+func TestCompactRebuildsChurnedIndexes(t *testing.T) {
+	cfg, conn := setup(t)
+	ctx := context.Background()
+	spec := small()
+	spec.Rows = 3_000
+	mustInit(t, cfg, spec, schema.InitOptions{})
+	b, err := schema.TakeBaseline(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	since := b.TakenAt.Add(-schema.HistoryGap)
+	rebuilt, compact, err := schema.Compact(ctx, conn, since, nil)
+	if err != nil || !slices.Contains(rebuilt, "pgceiling.audit_log") || len(rebuilt) < 2 || compact["audit_log"] == 0 {
+		t.Fatalf("first Compact = %v, %v, %v; want every churned table rebuilt, audit_log among them", rebuilt, compact, err)
+	}
+	if again, _, err := schema.Compact(ctx, conn, since, compact); err != nil || len(again) != 0 {
+		t.Fatalf("Compact without growth = %v, %v; want nothing rebuilt", again, err)
+	}
+	// Probes: rows in random key order into the current partition and audit_log, then the
+	// restore deletes them and vacuums; three times over.
+	for range 3 {
+		if _, err := conn.Exec(ctx, `
+			INSERT INTO pgceiling.transactions (wallet_id, amount, currency, kind, status, reference, metadata)
+				SELECT 1 + (g * 7919) % 100, 12.50, 'EUR', 'payment', 'completed', md5(g::text), '{}' FROM generate_series(1, 40000) g;
+			INSERT INTO pgceiling.audit_log (wallet_id, action, actor) SELECT 1 + (g * 7919) % 100, 'x', 'probe' FROM generate_series(1, 40000) g;`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := schema.Restore(ctx, conn, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rebuilt, after, err := schema.Compact(ctx, conn, since, compact)
+	if err != nil || !slices.Contains(rebuilt, "pgceiling.audit_log") {
+		t.Fatalf("Compact after churn = %v, %v; want audit_log rebuilt", rebuilt, err)
+	}
+	if a, c := after["audit_log"], compact["audit_log"]; float64(a) > schema.IndexBloat*float64(c) {
+		t.Errorf("audit_log's indexes %d bytes after the rebuild, compact %d: not rebuilt to size", a, c)
 	}
 }

@@ -118,6 +118,18 @@ type Config struct {
 	// the bracket's hi drops to it and the search goes on below; the knee is then the
 	// highest rate that held (result.Sweep.Held). A held rate is not held again.
 	Hold time.Duration
+	// Round and Earlier make this Run a later round of a sweep (--rounds): Earlier is the
+	// sweep as its earlier rounds left it, and Round counts this one (from 1; 0 = a search
+	// of one round). Earlier's probes count in the bracket and the interval as if this Run
+	// had made them (unlike prior's, which stand in for probes not yet run); there is no
+	// calibration nor pool scan (PriorPool is the pool, when scanned), each final edge of the
+	// bracket is probed until it has Repeats × Round verdicts, MaxProbes bounds this round's
+	// probes, and every probe of the round is marked with Round. A machine that got slower
+	// or faster since the earlier rounds then shows as edges that no longer agree: a rate
+	// whose verdicts tie counts as failed, the bracket moves and is bisected again, and the
+	// interval, fitted to every round's probes, widens with the overlap.
+	Round   int
+	Earlier *result.Sweep
 	// Confirm is the older form of Repeats: Confirm extra probes per edge, i.e. Repeats
 	// at least Confirm + 1. Deprecated: set Repeats.
 	Confirm int
@@ -215,6 +227,8 @@ type searcher struct {
 	holding      bool
 	held, unheld map[float64]bool
 	priorHolds   map[float64][]result.Probe
+	// earlier is how many of sweep.Probes came from the earlier rounds (Config.Earlier).
+	earlier int
 }
 
 // Run searches for the knee. prior holds probes from an earlier, interrupted search of
@@ -248,6 +262,9 @@ func Run(ctx context.Context, p Prober, cfg Config, prior []result.Probe) (resul
 		s.cfg = cfg
 	}
 	s.sweep.HoldS = cfg.Hold.Seconds()
+	if e := cfg.Earlier; e != nil {
+		s.takeEarlier(e)
+	}
 	for _, pp := range prior {
 		if pp.Interrupted || pp.Verdict == result.Fault || pp.Error != "" || pp.Verdict == "" {
 			continue
@@ -263,6 +280,34 @@ func Run(ctx context.Context, p Prober, cfg Config, prior []result.Probe) (resul
 	return s.sweep, err
 }
 
+// takeEarlier starts the sweep where its earlier rounds left it: their probes, verdicts,
+// holds, pool and cost.
+func (s *searcher) takeEarlier(e *result.Sweep) {
+	s.sweep.Probes = append([]result.Probe(nil), e.Probes...)
+	s.sweep.CalibratedRate, s.sweep.RoundKnees = e.CalibratedRate, append([]float64(nil), e.RoundKnees...)
+	s.earlier = len(e.Probes)
+	secs := e.ProbeMinutes * 60
+	for _, p := range e.Probes {
+		secs -= p.WarmupS + p.MeasuredS
+		if p.Interrupted {
+			continue
+		}
+		switch p.Verdict {
+		case result.Pass:
+			s.passes[p.TargetRate]++
+			if p.Hold {
+				s.held[p.TargetRate] = true
+			}
+		case result.Fail, result.NotSteady:
+			s.fails[p.TargetRate]++
+			if p.Hold {
+				s.unheld[p.TargetRate] = true
+			}
+		}
+	}
+	s.calSeconds = max(secs, 0) // the earlier calibration and pool scan
+}
+
 // errStop ends the search without an error to return.
 var errStop = errors.New("search stopped")
 
@@ -273,13 +318,10 @@ func (s *searcher) start(ctx context.Context) (rate, step float64, err error) {
 	pp, scan := s.p.(PoolProber)
 	scan = scan && cfg.PoolScan
 	if scan && cfg.PriorPool != nil { // a resumed search: the same pool, no scan
-		if n := cfg.PriorPool.Conns; cfg.PoolScanMax > 0 && n > cfg.PoolScanMax {
-			return 0, 0, fmt.Errorf("the resumed sweep %s ran with a pool of %d connections (--conns auto's scan); this server has room for %d now: "+
-				"free connections (or raise max_connections) to resume it, or start a new search",
-				s.sweep.Workload+" sync="+string(s.sweep.SyncCommit), n, cfg.PoolScanMax)
+		if err := s.usePriorPool(pp); err != nil {
+			return 0, 0, err
 		}
-		pp.UsePool(cfg.PriorPool.Conns)
-		s.sweep.Pool, scan = cfg.PriorPool, false
+		scan = false
 	}
 	if !scan {
 		switch {
@@ -335,6 +377,19 @@ func (s *searcher) start(ctx context.Context) (rate, step float64, err error) {
 	return DefaultStartRate, cfg.Growth, nil
 }
 
+// usePriorPool gives pp the pool of a resumed search or an earlier round
+// (Config.PriorPool), if the server still has room for it.
+func (s *searcher) usePriorPool(pp PoolProber) error {
+	if n := s.cfg.PriorPool.Conns; s.cfg.PoolScanMax > 0 && n > s.cfg.PoolScanMax {
+		return fmt.Errorf("the resumed sweep %s ran with a pool of %d connections (--conns auto's scan); this server has room for %d now: "+
+			"free connections (or raise max_connections) to resume it, or start a new search",
+			s.sweep.Workload+" sync="+string(s.sweep.SyncCommit), n, s.cfg.PoolScanMax)
+	}
+	pp.UsePool(s.cfg.PriorPool.Conns)
+	s.sweep.Pool = s.cfg.PriorPool
+	return nil
+}
+
 // startErr is the error of a failed calibration or pool scan (what names it).
 func (s *searcher) startErr(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
@@ -346,67 +401,90 @@ func (s *searcher) startErr(ctx context.Context, what string, err error) error {
 
 func (s *searcher) run(ctx context.Context) error {
 	cfg := s.cfg
-	rate, step, err := s.start(ctx)
-	if err != nil {
-		return err
+	var (
+		rate, step float64
+		hold, done bool
+		err        error
+	)
+	if s.cfg.Earlier != nil { // a later round: on from the earlier rounds' bracket
+		if pp, ok := s.p.(PoolProber); ok && cfg.PoolScan && cfg.PriorPool != nil {
+			if err := s.usePriorPool(pp); err != nil {
+				return err
+			}
+		}
+		step = min(cfg.Growth, 1+4*cfg.Precision)
+		s.sweep.Bracket = s.bracket()
+		if rate, hold, done = s.next(s.sweep.Bracket, step); done {
+			return nil
+		}
+	} else {
+		if rate, step, err = s.start(ctx); err != nil {
+			return err
+		}
+		rate = min(max(rate, cfg.MinRate), cfg.MaxRate)
 	}
-	rate = min(max(rate, cfg.MinRate), cfg.MaxRate)
-	hold := false
 	for {
 		s.holding = hold
 		_, err := s.probe(ctx, rate)
-		s.holding, hold = false, false
+		s.holding = false
 		if err != nil {
 			return s.stopped(err)
 		}
 		b := s.bracket()
 		s.sweep.Bracket = b
 		s.notify()
-		switch {
-		case b.Hi == 0:
-			if b.Lo >= cfg.MaxRate {
-				s.sweep.Stop = StopMaxRate
-				return nil
-			}
-			rate = min(round(b.Lo*step), cfg.MaxRate)
-			continue
-		case b.Lo == 0:
-			if b.Hi <= cfg.MinRate {
-				s.sweep.Stop = StopNoPass
-				return nil
-			}
-			rate = max(round(b.Hi/step), cfg.MinRate)
-			continue
+		if rate, hold, done = s.next(b, step); done {
+			return nil
 		}
-		if !s.narrow(b) {
-			rate = round((b.Lo + b.Hi) / 2)
-			if rate > b.Lo && rate < b.Hi {
-				continue
-			}
-			// rates are whole tx/s: the bracket cannot split further
-		}
-		// Converged: repeat an edge that has fewer than Repeats verdicts, lo first.
-		if n := s.passes[b.Lo] + s.fails[b.Lo]; n < cfg.Repeats {
-			rate = b.Lo
-			continue
-		}
-		if n := s.passes[b.Hi] + s.fails[b.Hi]; n < cfg.Repeats {
-			rate = b.Hi
-			continue
-		}
-		// Then hold the knee for a checkpoint cycle (Config.Hold); a failed hold lowers hi.
-		if cfg.Hold > 0 && !s.held[b.Lo] {
-			rate, hold = b.Lo, true
-			continue
-		}
-		s.sweep.Converged = true
-		s.sweep.Held = cfg.Hold > 0
-		s.sweep.Stop = StopConverged
-		if cfg.Repeats > 1 {
-			s.sweep.Stop = StopConfirmed
-		}
-		return nil
 	}
+}
+
+// next is the search's next probe given the bracket b: its rate, and whether it is a
+// hold; done (with the sweep's Stop set) when the search is over. step is the bracket's
+// growth while it is open.
+func (s *searcher) next(b result.Bracket, step float64) (rate float64, hold, done bool) {
+	cfg := s.cfg
+	switch {
+	case b.Hi == 0:
+		if b.Lo >= cfg.MaxRate {
+			s.sweep.Stop = StopMaxRate
+			return 0, false, true
+		}
+		return min(round(max(b.Lo, cfg.MinRate)*step), cfg.MaxRate), false, false
+	case b.Lo == 0:
+		if b.Hi <= cfg.MinRate {
+			s.sweep.Stop = StopNoPass
+			return 0, false, true
+		}
+		return max(round(b.Hi/step), cfg.MinRate), false, false
+	}
+	if !s.narrow(b) {
+		rate = round((b.Lo + b.Hi) / 2)
+		if rate > b.Lo && rate < b.Hi {
+			return rate, false, false
+		}
+		// rates are whole tx/s: the bracket cannot split further
+	}
+	// Converged: repeat an edge that has fewer than its verdicts (Repeats per round), lo
+	// first.
+	need := cfg.Repeats * max(cfg.Round, 1)
+	if n := s.passes[b.Lo] + s.fails[b.Lo]; n < need {
+		return b.Lo, false, false
+	}
+	if n := s.passes[b.Hi] + s.fails[b.Hi]; n < need {
+		return b.Hi, false, false
+	}
+	// Then hold the knee for a checkpoint cycle (Config.Hold); a failed hold lowers hi.
+	if cfg.Hold > 0 && !s.held[b.Lo] {
+		return b.Lo, true, false
+	}
+	s.sweep.Converged = true
+	s.sweep.Held = s.held[b.Lo] // with a hold step, converging needs it
+	s.sweep.Stop = StopConverged
+	if need > 1 {
+		s.sweep.Stop = StopConfirmed
+	}
+	return 0, false, true
 }
 
 // bracket is the bracket by majority (see Run): hi the lowest rate whose majority
@@ -454,7 +532,7 @@ const MaxStealRepeats = 3
 // MaxStealRepeats times.
 func (s *searcher) probe(ctx context.Context, rate float64) (result.Verdict, error) {
 	for attempt := 0; ; attempt++ {
-		if len(s.sweep.Probes) >= s.cfg.MaxProbes {
+		if len(s.sweep.Probes)-s.earlier >= s.cfg.MaxProbes {
 			s.sweep.Stop = StopMaxProbes
 			return "", errStop
 		}
@@ -522,6 +600,7 @@ func (s *searcher) one(ctx context.Context, rate float64) (*result.Probe, error)
 		p := q[0]
 		prior[rate] = q[1:]
 		p.Verdict, p.Reason = Judge(&p, s.cfg)
+		p.Round = s.cfg.Round
 		return &p, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -560,6 +639,7 @@ func (s *searcher) one(ctx context.Context, rate float64) (*result.Probe, error)
 	}
 	p.TargetRate, p.Hold = rate, s.holding
 	p.Verdict, p.Reason = Judge(p, s.cfg)
+	p.Round = s.cfg.Round
 	return p, nil
 }
 
@@ -594,6 +674,10 @@ func (s *searcher) finish() {
 		widen = 0
 	}
 	s.sweep.Interval = KneeInterval(s.fitted(), widen)
+	if s.cfg.Round > 0 {
+		s.sweep.Rounds = s.cfg.Round
+		s.sweep.RoundKnees = append(s.sweep.RoundKnees, s.sweep.Knee)
+	}
 }
 
 // fitted are the probes the knee's interval is fitted to: every probe, with the passes at

@@ -682,3 +682,82 @@ func TestJudgeHostSteal(t *testing.T) {
 		}
 	}
 }
+
+// TestRounds: a later round (Config.Earlier, Round) takes a converged sweep up where it
+// stopped: no calibration, its first probe at an edge, each edge probed Repeats more
+// times, its probes marked with the round. A server that got slower in between moves
+// the knee down to the slower server's; one that got faster can raise it no higher than
+// the faster server's (a tie fails); the interval is fitted to both rounds' probes.
+func TestRounds(t *testing.T) {
+	for seed := uint64(31); seed <= 38; seed++ {
+		s := newSim(seed)
+		cfg := baseConfig(s)
+		cfg.Repeats, cfg.Round = 2, 1
+		first, err := Run(context.Background(), prober(s, true), cfg, nil)
+		if err != nil || !first.Converged || first.Rounds != 1 || len(first.RoundKnees) != 1 || first.RoundKnees[0] != first.Knee {
+			t.Fatalf("seed %d: round 1 = %+v, %v; want converged, rounds 1, round knees [knee]", seed, first, err)
+		}
+		for _, p := range first.Probes {
+			if p.Round != 1 {
+				t.Fatalf("seed %d: a round-1 probe is marked round %d", seed, p.Round)
+			}
+		}
+		for _, tc := range []struct {
+			name  string
+			scale float64
+		}{{"steady", 1}, {"slower by a fifth", 0.8}, {"faster by a fifth", 1.2}} {
+			s2 := newSim(seed)
+			s2.C *= tc.scale
+			s2.Seed = seed + 100 // other noise than round 1's
+			cfg2 := cfg
+			cfg2.Round, cfg2.Earlier = 2, &first
+			calls := 0
+			counting := proberFunc(func(ctx context.Context, rate float64) (*result.Probe, error) {
+				calls++
+				if calls == 1 && rate != first.Bracket.Lo {
+					t.Errorf("seed %d, %s: round 2 started at %.0f; want round 1's edge %.0f", seed, tc.name, rate, first.Bracket.Lo)
+				}
+				return s2.Probe(ctx, rate)
+			})
+			sw, err := Run(context.Background(), counting, cfg2, nil)
+			call := fmt.Sprintf("seed %d, %s: round 2 after knee %.0f (bracket %+v)", seed, tc.name, first.Knee, first.Bracket)
+			if err != nil || !sw.Converged || sw.Rounds != 2 || len(sw.RoundKnees) != 2 || sw.RoundKnees[0] != first.Knee || sw.RoundKnees[1] != sw.Knee {
+				t.Fatalf("%s = knee %.0f, rounds %d %v, converged %v, %v", call, sw.Knee, sw.Rounds, sw.RoundKnees, sw.Converged, err)
+			}
+			if len(sw.Probes) != len(first.Probes)+calls || calls < 2*cfg.Repeats {
+				t.Errorf("%s: %d probes after %d + %d run; want the earlier ones kept and at least %d new", call, len(sw.Probes), len(first.Probes), calls, 2*cfg.Repeats)
+			}
+			n := map[float64]int{}
+			for i, p := range sw.Probes {
+				if want := 1 + min(i/len(first.Probes), 1); p.Round != want {
+					t.Fatalf("%s: probe %d marked round %d, want %d", call, i, p.Round, want)
+				}
+				n[p.TargetRate]++
+			}
+			if b := sw.Bracket; n[b.Lo] < 4 || n[b.Hi] < 4 {
+				t.Errorf("%s: edges %+v probed %d and %d times in all; want 4 each (2 per round)", call, b, n[b.Lo], n[b.Hi])
+			}
+			slow := trueKnee(s2, cfg, 3) // the round-2 server's knee (slower or faster)
+			switch tc.scale {
+			case 1:
+				if sw.Knee < first.Knee*(1-2*cfg.Precision) || sw.Knee > first.Bracket.Hi {
+					t.Errorf("%s: knee %.0f; want about round 1's", call, sw.Knee)
+				}
+			case 0.8:
+				if sw.Knee >= first.Knee || sw.Knee < slow*(1-2*cfg.Precision) || sw.Knee > slow*(1+2*cfg.Precision) {
+					t.Errorf("%s: knee %.0f; want below round 1's and near the slower server's %.0f", call, sw.Knee, slow)
+				}
+				// Fitted to both rounds, the interval lies between the two servers' knees or
+				// reaches into that range.
+				if iv := sw.Interval; iv == nil || iv.Hi < sw.Knee || iv.Lo > first.Knee {
+					t.Errorf("%s: interval %+v does not meet [%.0f, %.0f], the rounds' knees", call, iv, sw.Knee, first.Knee)
+				}
+			case 1.2:
+				// The knee rises only where the high edge's verdicts now pass by majority.
+				if sw.Knee < first.Knee || sw.Knee > slow*(1+2*cfg.Precision) {
+					t.Errorf("%s: knee %.0f; want from round 1's %.0f up to the faster server's %.0f", call, sw.Knee, first.Knee, slow)
+				}
+			}
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -221,6 +223,47 @@ func TestOLTPFraudCheckUsesIndex(t *testing.T) {
 		// setupSchema's index on the default partition is named by PostgreSQL after its columns.
 		if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "wallet_id_created_at_idx") {
 			t.Errorf("plan of %s:\n%s\nwant an index scan on (wallet_id, created_at)", sql, plan)
+		}
+	}
+}
+
+// TestOLTPFraudCheckReadsOnlyTheLimit: the bounded check reads at most its limit of index
+// entries however many payments the wallet made in the window, under the plan a session
+// settles on (generic) and under a custom one. A bitmap scan, which the planner chose
+// for the check written without ORDER BY, reads every entry of the window before the
+// LIMIT applies: its cost then grew with the hot wallet's rows during a probe, and with
+// the plan the statistics of the moment gave.
+func TestOLTPFraudCheckReadsOnlyTheLimit(t *testing.T) {
+	dsn := setupSchema(t, 100)
+	conn := connect(t, dsn, pgx.QueryExecModeCacheStatement)
+	ctx := context.Background()
+	_, err := conn.Exec(ctx, `INSERT INTO pgceiling.transactions (wallet_id, amount, currency, kind, status, reference, metadata, created_at)
+		SELECT CASE WHEN g <= 3000 THEN 1 ELSE 2 + g % 99 END, 1, 'EUR', 'payment', 'posted', 'x', '{}', now() - make_interval(secs => g % 3000)
+		FROM generate_series(1, 13000) g;
+		ANALYZE pgceiling.transactions_default`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actual := regexp.MustCompile(`actual rows=(\d+)`)
+	const limit = 20
+	for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
+		if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) "+oltpFraudCheck, int64(1), "3600", int64(limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := strings.Join(lines, "\n")
+		for _, m := range actual.FindAllStringSubmatch(plan, -1) {
+			if n, _ := strconv.Atoi(m[1]); n > limit {
+				t.Errorf("%s: a node of the check read %d rows of the hot wallet's 3,000, more than its limit %d:\n%s", mode, n, limit, plan)
+				break
+			}
 		}
 	}
 }

@@ -19,8 +19,12 @@ const (
 	oltpSelectWallet = `SELECT balance, status FROM pgceiling.wallets WHERE account_id = $1::bigint`
 	// oltpFraudCheck is the velocity rule: count the wallet's payments in the window,
 	// but stop at the limit ($3). It reads at most $3 entries of
-	// transactions_wallet_created_idx (wallet_id, created_at) per check.
-	oltpFraudCheck = `SELECT count(*) AS recent FROM (SELECT 1 FROM pgceiling.transactions WHERE wallet_id = $1::bigint AND created_at > now() - $2::interval LIMIT $3::bigint) AS w`
+	// transactions_wallet_created_idx (wallet_id, created_at) per check, the newest
+	// first: the ORDER BY makes that the plan (an index scan backward that the LIMIT
+	// stops). Without it the planner may choose a bitmap scan, which reads every entry of
+	// the wallet's window before the LIMIT applies, so the check's cost grew with the hot
+	// wallets' rows during a probe and changed with the plan the statistics gave.
+	oltpFraudCheck = `SELECT count(*) AS recent FROM (SELECT 1 FROM pgceiling.transactions WHERE wallet_id = $1::bigint AND created_at > now() - $2::interval ORDER BY created_at DESC LIMIT $3::bigint) AS w`
 	// oltpFraudCheckUnbounded is the seed's check (FraudLimit 0), kept for comparison:
 	// it counts every payment in the window, so its cost grows as a probe fills it.
 	oltpFraudCheckUnbounded = `SELECT count(*) AS recent FROM pgceiling.transactions WHERE wallet_id = $1::bigint AND created_at > now() - $2::interval`

@@ -25,7 +25,7 @@ BEGIN;
 SET LOCAL synchronous_commit TO on;
 \endpipeline
 SELECT balance, status FROM pgceiling.wallets WHERE account_id = :wallet::bigint;
-SELECT count(*) AS recent FROM (SELECT 1 FROM pgceiling.transactions WHERE wallet_id = :wallet::bigint AND created_at > now() - :window::interval LIMIT :limit::bigint) AS w \gset
+SELECT count(*) AS recent FROM (SELECT 1 FROM pgceiling.transactions WHERE wallet_id = :wallet::bigint AND created_at > now() - :window::interval ORDER BY created_at DESC LIMIT :limit::bigint) AS w \gset
 INSERT INTO pgceiling.transactions (id, wallet_id, counterparty_id, amount, currency, kind, status, reference, description, metadata, created_at, updated_at) VALUES (nextval('pgceiling.transactions_id_seq'), :wallet::bigint, :merchant::bigint, :amount::bigint / 100.0, 'EUR', 'payment', 'posted', 'PAY-' || to_hex(:reference::bigint), 'card payment', jsonb_build_object('channel', 'card', 'merchant', :merchant::bigint, 'recent', :recent::bigint, 'risk', :risk::int), now(), now()) RETURNING id \gset
 INSERT INTO pgceiling.audit_log (tx_id, wallet_id, action, actor, details, created_at) VALUES (:id::bigint, :wallet::bigint, 'payment', 'api', 'card payment posted', now());
 COMMIT;

@@ -37,15 +37,15 @@ func TestSweepStart(t *testing.T) {
 	prior := &result.File{Sweeps: []result.Sweep{{Workload: "oltp", SyncCommit: result.SyncOn, CalibratedRate: 900,
 		Probes: []result.Probe{{TargetRate: 720}}, Knee: 800}}}
 	c := &config.Search{StartFrom: "old.json"}
-	st, err := sweepStart(c, oltpOn, prior, prior)
+	st, err := sweepStart(c, oltpOn, prior, prior, 1)
 	if err != nil || len(st.prior) != 1 || st.estimate != 900 || st.knee != 800 {
 		t.Errorf("sweepStart(oltp on) = %+v, %v; want the prior probe, its calibration and knee", st, err)
 	}
-	_, err = sweepStart(c, result.SweepKey{Workload: "oltp", SyncCommit: result.SyncOff}, nil, prior)
+	_, err = sweepStart(c, result.SweepKey{Workload: "oltp", SyncCommit: result.SyncOff}, nil, prior, 1)
 	if err == nil || !config.IsUsage(err) || !strings.Contains(err.Error(), "no knee for oltp with synchronous_commit=off") {
 		t.Errorf("sweepStart(oltp off) from a file without it: %v, want a usage error naming the sweep", err)
 	}
-	if st, err := sweepStart(&config.Search{}, oltpOn, nil, nil); err != nil || st.prior != nil || st.knee != 0 {
+	if st, err := sweepStart(&config.Search{}, oltpOn, nil, nil, 1); err != nil || st.prior != nil || st.knee != 0 {
 		t.Errorf("sweepStart without files = %+v, %v", st, err)
 	}
 }

@@ -146,34 +146,59 @@ func runSearch(ctx context.Context, env *Env, args []string) error {
 	env.say("pgceiling search: %s; results in %s", c.String(), where)
 
 	sweeps := c.Sweeps()
+	rounds := max(c.Rounds, 1)
+	at := map[result.SweepKey]int{} // each sweep's index in file.Sweeps
 	var runErr error
-	for i, sw := range sweeps {
-		start, err := sweepStart(&c, sw, prior, startFrom)
-		if err != nil {
-			return failed(err)
-		}
-		start.hold = hold
-		file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw.Workload, SyncCommit: sw.SyncCommit, KeepGrowth: c.KeepGrowth})
-		idx := len(file.Sweeps) - 1
-		s.metrics.sweep(i+1, len(sweeps))
-		label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw.Workload, sw.SyncCommit)
-		res, err := runSweep(ctx, env, s, &c, label, sw, start, func(snap result.Sweep) {
-			fillSweep(&snap, sw, &c)
-			file.Sweeps[idx] = snap
-			file.saveOrWarn()
-		})
-		fillSweep(&res, sw, &c)
-		res.Bottleneck, res.BottleneckRate = observe.SweepBottleneck(&res)
-		file.Sweeps[idx] = res
-		pool := ""
-		if res.Pool != nil && res.Pool.Conns > 0 {
-			pool = fmt.Sprintf(", pool %d connections", res.Pool.Conns)
-		}
-		env.say("%s: knee %s%s, bracket %s, %d probes, %.1f probe-minutes (%s)",
-			label, report.KneeText(res), pool, bracketText(res.Bracket), len(res.Probes), res.ProbeMinutes, res.Stop)
-		if err != nil {
-			runErr = err
-			break
+searching:
+	for r := 1; r <= rounds; r++ {
+		for i, sw := range sweeps {
+			var earlier *result.Sweep
+			if r > 1 {
+				if e := file.Sweeps[at[sw]]; e.Converged { // a sweep that did not converge has no edges to take up
+					earlier = &e
+				} else {
+					continue
+				}
+			}
+			start, err := sweepStart(&c, sw, prior, startFrom, r)
+			if err != nil {
+				return failed(err)
+			}
+			if r == rounds {
+				start.hold = hold // the knee is held once, as the last round leaves it
+			}
+			if earlier != nil {
+				start.earlier, start.pool = earlier, earlier.Pool
+			}
+			label := fmt.Sprintf("sweep %d/%d %s sync=%s", i+1, len(sweeps), sw.Workload, sw.SyncCommit)
+			if rounds > 1 {
+				start.round = r
+				label = fmt.Sprintf("round %d/%d sweep %d/%d %s sync=%s", r, rounds, i+1, len(sweeps), sw.Workload, sw.SyncCommit)
+			}
+			if r == 1 {
+				file.Sweeps = append(file.Sweeps, result.Sweep{Workload: sw.Workload, SyncCommit: sw.SyncCommit, KeepGrowth: c.KeepGrowth})
+				at[sw] = len(file.Sweeps) - 1
+			}
+			idx := at[sw]
+			s.metrics.sweep(i+1, len(sweeps))
+			res, err := runSweep(ctx, env, s, &c, label, sw, start, func(snap result.Sweep) {
+				fillSweep(&snap, sw, &c)
+				file.Sweeps[idx] = snap
+				file.saveOrWarn()
+			})
+			fillSweep(&res, sw, &c)
+			res.Bottleneck, res.BottleneckRate = observe.SweepBottleneck(&res)
+			file.Sweeps[idx] = res
+			pool := ""
+			if res.Pool != nil && res.Pool.Conns > 0 {
+				pool = fmt.Sprintf(", pool %d connections", res.Pool.Conns)
+			}
+			env.say("%s: knee %s%s, bracket %s, %d probes, %.1f probe-minutes (%s)%s",
+				label, report.KneeText(res), pool, bracketText(res.Bracket), len(res.Probes), res.ProbeMinutes, res.Stop, report.RoundsText(res))
+			if err != nil {
+				runErr = err
+				break searching
+			}
 		}
 	}
 	runErr = file.end(ctx, runErr)
@@ -300,19 +325,27 @@ func readSearchFile(flag, path string) (*result.File, error) {
 // start is where a sweep starts.
 type start struct {
 	prior    []result.Probe   // probes of the resumed file, reused
+	round    int              // the round (--rounds), from 1; 0 in a search of one round
+	earlier  *result.Sweep    // the sweep as the rounds before left it (nil in the first)
 	estimate float64          // the resumed file's calibration
 	knee     float64          // the --start-from file's knee
 	pool     *result.PoolScan // the resumed file's pool scan (--conns auto)
 	hold     time.Duration    // the hold step's window (0: none)
 }
 
-// sweepStart is where the sweep sw starts: its probes and calibration in the resumed
-// file prior, its knee in the --start-from file (either may be nil).
-func sweepStart(c *config.Search, sw result.SweepKey, prior, startFrom *result.File) (start, error) {
+// sweepStart is where round r of the sweep sw starts: its probes of that round and its
+// calibration in the resumed file prior, its knee in the --start-from file (either may
+// be nil).
+func sweepStart(c *config.Search, sw result.SweepKey, prior, startFrom *result.File, r int) (start, error) {
 	var st start
 	if prior != nil {
 		if ps := prior.Sweep(sw); ps != nil {
-			st.prior, st.estimate = ps.Probes, ps.CalibratedRate
+			for _, p := range ps.Probes {
+				if max(p.Round, 1) == r {
+					st.prior = append(st.prior, p)
+				}
+			}
+			st.estimate = ps.CalibratedRate
 			if ps.Pool != nil && ps.Pool.Conns > 0 {
 				st.pool = ps.Pool
 			}
@@ -344,6 +377,7 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 	p := &sweepProber{s: s, w: w, cfg: driverConfig(&c.Probe, sw.SyncCommit), live: newLiveLine(env, "  "+label+" ", c.Progress)}
 	cfg := searchConfig(c)
 	cfg.StartFrom, cfg.Estimate, cfg.Hold, cfg.PriorPool = st.knee, st.estimate, st.hold, st.pool
+	cfg.Round, cfg.Earlier = st.round, st.earlier
 	cfg.PoolScanMax = s.scanMax
 	unit := result.RateUnit(sw.Workload) // rows/s for copy
 	cfg.OnPoolProbe = func(conns int, rate float64) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -425,4 +426,77 @@ func bestOf(ps *result.PoolScan) float64 {
 		b = max(b, pt.Achieved)
 	}
 	return b
+}
+
+// TestSearchRounds: with --rounds 2 every sweep converges once, then each is taken up
+// again in the same order: its probes of round 2 come after every sweep's round 1, are
+// marked round 2, start at an edge without a calibration, and the hold step comes in
+// round 2 only. The file records the knee after each round.
+func TestSearchRounds(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	var f *result.File
+	var stderr string
+	for try := 1; ; try++ { // a burst of steal can stop a search: see TestSearchHoldsTheKnee
+		path := filepath.Join(t.TempDir(), "s.json")
+		var code int
+		args := tinySearch(path, "--start-rate", "50", "--conns", "1", "--p99-slo", "50ms", "--repeats", "1",
+			"--rounds", "2", "--max-probes", "16", "--hold", "2s")
+		args[slices.Index(args, "--sync-commit")+1] = "off,on" // two sweeps
+		_, stderr, code = cli(t, map[string]string{"PGCEILING_DSN": dsn}, args...)
+		if code != 0 {
+			t.Fatalf("search --rounds 2: code %d\n%s", code, stderr)
+		}
+		var err error
+		if f, err = result.Read(path); err != nil {
+			t.Fatal(err)
+		}
+		if stolen := slices.ContainsFunc(f.Sweeps, func(s result.Sweep) bool { return strings.HasPrefix(s.Stop, search.StopHostSteal) }); stolen && try < 3 {
+			t.Logf("search %d stopped by steal; again", try)
+			continue
+		}
+		break
+	}
+	// Progress: both sweeps' round 1, then both sweeps' round 2.
+	last := -1
+	for _, w := range []string{"round 1/2 sweep 1/2 insert sync=off: probe 1", "round 1/2 sweep 2/2 insert sync=on: probe 1",
+		"round 2/2 sweep 1/2 insert sync=off: probe", "round 2/2 sweep 2/2 insert sync=on: probe"} {
+		i := strings.Index(stderr, w)
+		if i < last {
+			t.Fatalf("progress lacks %q after the lines before it:\n%s", w, stderr)
+		}
+		last = i
+	}
+	if len(f.Sweeps) != 2 {
+		t.Fatalf("%d sweeps, want 2 (one per setting, both rounds in each)", len(f.Sweeps))
+	}
+	for _, sw := range f.Sweeps {
+		name := sw.Workload + " sync=" + string(sw.SyncCommit)
+		if sw.Rounds != 2 || len(sw.RoundKnees) != 2 || sw.RoundKnees[1] != sw.Knee || !sw.Converged || !sw.Held {
+			t.Errorf("%s: rounds %d, knees by round %v, knee %.0f, converged %v, held %v; want 2 rounds ending at the held knee",
+				name, sw.Rounds, sw.RoundKnees, sw.Knee, sw.Converged, sw.Held)
+		}
+		round, firstOf2 := 1, -1
+		for i, p := range sw.Probes {
+			if p.Round < round || p.Round > 2 {
+				t.Errorf("%s: probe %d marked round %d after round %d", name, i+1, p.Round, round)
+			}
+			if p.Round == 2 && firstOf2 < 0 {
+				firstOf2 = i
+			}
+			round = p.Round
+			if p.Hold && p.Round != 2 {
+				t.Errorf("%s: probe %d is a hold in round %d; the hold belongs to the last round", name, i+1, p.Round)
+			}
+		}
+		if firstOf2 <= 0 {
+			t.Fatalf("%s: no probe of round 2", name)
+		}
+		// Round 2 opens at round 1's bracket edge: its knee, without a calibration.
+		if r := sw.Probes[firstOf2].TargetRate; r != sw.RoundKnees[0] {
+			t.Errorf("%s: round 2's first probe at %.0f; want round 1's knee %.0f", name, r, sw.RoundKnees[0])
+		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(stderr), " "), "2 rounds, the knee after each:") { // lines are wrapped
+		t.Errorf("progress lacks the knee after each round:\n%s", stderr)
+	}
 }

@@ -139,7 +139,7 @@ func TestPgxQueries(t *testing.T) {
 				t.Errorf("server_version = %q, want %q", v, ServerVersion)
 			}
 			var recent int64
-			sql := `SELECT count(*) AS recent FROM (SELECT 1 FROM pgceiling.transactions WHERE wallet_id = $1::bigint AND created_at > now() - $2::interval LIMIT $3::bigint) AS w`
+			sql := `SELECT count(*) AS recent FROM (SELECT 1 FROM pgceiling.transactions WHERE wallet_id = $1::bigint AND created_at > now() - $2::interval ORDER BY created_at DESC LIMIT $3::bigint) AS w`
 			if err := conn.QueryRow(ctx, sql, int64(7), "3600 s", int64(20)).Scan(&recent); err != nil || recent != 3 {
 				t.Errorf("fraud check: %d, %v; want 3, nil", recent, err)
 			}
