@@ -211,15 +211,7 @@ func TestOLTPFraudCheckUsesIndex(t *testing.T) {
 		args []any
 	}{{oltpFraudCheck, []any{int64(7), "3600", int64(20)}}, {oltpFraudCheckUnbounded, []any{int64(7), "3600"}}} {
 		sql := tc.sql
-		rows, err := conn.Query(ctx, "EXPLAIN "+sql, tc.args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan := strings.Join(lines, "\n")
+		plan := explain(t, conn, "EXPLAIN", sql, tc.args...)
 		// setupSchema's index on the default partition is named by PostgreSQL after its columns.
 		if strings.Contains(plan, "Seq Scan") || !strings.Contains(plan, "wallet_id_created_at_idx") {
 			t.Errorf("plan of %s:\n%s\nwant an index scan on (wallet_id, created_at)", sql, plan)
@@ -250,15 +242,7 @@ func TestOLTPFraudCheckReadsOnlyTheLimit(t *testing.T) {
 		if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF) "+oltpFraudCheck, int64(1), "3600", int64(limit))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan := strings.Join(lines, "\n")
+		plan := explain(t, conn, "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF)", oltpFraudCheck, int64(1), "3600", int64(limit))
 		for _, m := range actual.FindAllStringSubmatch(plan, -1) {
 			if n, _ := strconv.Atoi(m[1]); n > limit {
 				t.Errorf("%s: a node of the check read %d rows of the hot wallet's 3,000, more than its limit %d:\n%s", mode, n, limit, plan)
@@ -266,6 +250,20 @@ func TestOLTPFraudCheckReadsOnlyTheLimit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// explain is the plan of sql with args as the EXPLAIN command how prints it.
+func explain(t *testing.T, conn *pgx.Conn, how, sql string, args ...any) string {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), how+" "+sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
 }
 
 func TestInsertAddsOneEvent(t *testing.T) {
