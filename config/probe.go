@@ -94,7 +94,7 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	if fromProfile {
 		warmup, duration, why = 0, 0, "; default from the profile"
 	}
-	fs.DurationVar(&p.Warmup, "warmup", warmup, "unmeasured warm-up before each probe's measured window"+why)
+	fs.DurationVar(&p.Warmup, "warmup", warmup, "unmeasured warm-up before each probe's measured window; the offered rate rises linearly from 0 over its first half"+why)
 	fs.DurationVar(&p.Duration, "duration", duration, "measured window of each probe (7 min covers a full checkpoint cycle)"+why)
 	if fromProfile {
 		p.AutoConns = true

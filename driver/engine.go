@@ -230,7 +230,7 @@ type scheduler struct {
 func newScheduler(b *books, cfg Config) *scheduler {
 	s := &scheduler{b: b, prog: make([]atomic.Int64, cfg.streamSlots())}
 	for i := range cfg.Streams {
-		s.streams = append(s.streams, newStream(cfg.Rate/float64(cfg.Streams), cfg.Seed, i))
+		s.streams = append(s.streams, newStream(cfg.Rate/float64(cfg.Streams), cfg.Seed, i).withRamp(cfg.ramp()))
 	}
 	for i := cfg.Streams; i < len(s.prog); i++ {
 		s.prog[i].Store(math.MaxInt64) // a stream an auto loop engine may add (loopEngine.grow)

@@ -75,7 +75,7 @@ func (e *loopEngine) grow() bool {
 	lags := make([]*hdrhistogram.Histogram, e.per)
 	for j := range own {
 		own[j] = first + j
-		fresh[j] = newStream(cfg.Rate/float64(total), cfg.Seed, first+j)
+		fresh[j] = newStream(cfg.Rate/float64(total), cfg.Seed, first+j).withRamp(cfg.ramp())
 		lags[j] = newHist()
 	}
 	lp, err := newLoop(e.env.ctx, e, nil, own)
@@ -100,7 +100,7 @@ func (e *loopEngine) grow() bool {
 		return false
 	}
 	for j, st := range fresh {
-		st.next += at
+		st.startAt(at)
 		s.streams = append(s.streams, st)
 		b.lags = append(b.lags, lags[j])
 		s.prog[own[j]].Store(int64(st.peek()))

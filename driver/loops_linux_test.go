@@ -251,7 +251,7 @@ func TestLoopsAutoGrows(t *testing.T) {
 	defer func() { loopsGrowAt = loopsGrowBusy }()
 	const rate = 200.0
 	p := run(t, context.Background(), pool, then(), Config{Engine: EngineLoop, Rate: rate, Warmup: time.Second,
-		Duration: 4 * time.Second, Conns: 4, Seed: 23})
+		Ramp: -1, Duration: 4 * time.Second, Conns: 4, Seed: 23}) // no ramp: the full rate from the start
 	checkBooks(t, p, true)
 	if p.Loops != 2 || len(p.LoopBusy) != 2 || p.DriverThreads != 2 || len(p.LoopsAddedS) != 2 {
 		t.Fatalf("loops %d, busy %v, added %v, threads %d: want 2 loops on 2 cores", p.Loops, p.LoopBusy, p.LoopsAddedS, p.DriverThreads)

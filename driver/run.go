@@ -18,8 +18,17 @@ import (
 
 // Config is one probe's settings. Zero values take the documented defaults.
 type Config struct {
-	Rate     float64       // offered arrivals per second; required, > 0
-	Warmup   time.Duration // unmeasured lead-in
+	Rate   float64       // offered arrivals per second; required, > 0
+	Warmup time.Duration // unmeasured lead-in
+	// Ramp is how long the offered rate takes to rise, linearly from 0, to Rate at the
+	// warm-up's start: 0 is half the warm-up, a negative value none, and it never exceeds
+	// the warm-up (the measured window always runs at Rate). Every probe opens fresh
+	// sessions, whose first statements load the catalog and plan anew, right after a
+	// CHECKPOINT, whose first changes to each page write full-page images: at full rate from
+	// the first instant that costs the server about half a second of service, and the
+	// backlog it leaves drains slowly near the knee, so without a ramp a probe's verdict
+	// near the knee depended on its own start (k6's ramping-arrival-rate does the same).
+	Ramp     time.Duration
 	Duration time.Duration // measured window; required, > 0
 	Conns    int           // connection workers, each holding one pooled connection; default 50
 	PoolWait time.Duration // an arrival not started within this of its intended time is rejected; default 1 s
@@ -159,6 +168,17 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// ramp is the warm-up's ramp (Ramp with its default and bound applied).
+func (c Config) ramp() time.Duration {
+	switch {
+	case c.Ramp < 0:
+		return 0
+	case c.Ramp == 0:
+		return c.Warmup / 2
+	}
+	return min(c.Ramp, c.Warmup)
+}
+
 func (c Config) check() error {
 	switch {
 	case !(c.Rate > 0) || math.IsInf(c.Rate, 0):
@@ -190,7 +210,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, cfg Confi
 	defer retire(ctx, pool)
 	p := &result.Probe{Workload: w.Name(), SyncCommit: cfg.SyncCommit, TargetRate: cfg.Rate,
 		Seed: cfg.Seed, Conns: cfg.Conns, PoolWaitMs: float64(cfg.PoolWait.Microseconds()) / 1000,
-		WarmupS: cfg.Warmup.Seconds(), DurationS: cfg.Duration.Seconds()}
+		WarmupS: cfg.Warmup.Seconds(), RampS: cfg.ramp().Seconds(), DurationS: cfg.Duration.Seconds()}
 	brief, err := serverBrief(ctx, pool)
 	if err != nil {
 		return nil, err

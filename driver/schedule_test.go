@@ -469,3 +469,101 @@ func TestSplitTestsDetectWrongSplits(t *testing.T) {
 		t.Errorf("fresh draws at the old rate: KS distance %.4f, want a rejection", d)
 	}
 }
+
+// TestRampIsAPoissonProcessOfRisingRate checks the warm-up's ramp: the arrivals before the
+// ramp's end come at the linearly rising rate (counts per bin against the cumulative
+// intensity rate·t²/2R), and every arrival after it is exactly the unramped stream's,
+// shifted by R/2, so the measured window is the same Poisson stream at the full rate.
+func TestRampIsAPoissonProcessOfRisingRate(t *testing.T) {
+	const rate, k, seeds = 2000.0, 4, 200
+	const ramp = 2 * time.Second
+	R := ramp.Seconds()
+	edges := []float64{0, 0.5, 1, 1.5, 2, 3}
+	count := make([]float64, len(edges)-1)
+	for seed := int64(1); seed <= seeds; seed++ {
+		for i := range k {
+			s := newStream(rate/k, seed, i).withRamp(ramp)
+			ref := newStream(rate/k, seed, i)
+			for {
+				at := s.advance().Seconds()
+				u := ref.advance()
+				if at >= edges[len(edges)-1] {
+					break
+				}
+				if u >= ramp/2 && at != (u+ramp/2).Seconds() {
+					t.Fatalf("seed %d stream %d: arrival at %vs after the ramp, want the unramped %v + R/2", seed, i, at, u)
+				}
+				for b := range count {
+					if at >= edges[b] && at < edges[b+1] {
+						count[b]++
+					}
+				}
+			}
+		}
+	}
+	lambda := func(t float64) float64 { // cumulative intensity
+		if t < R {
+			return rate * t * t / (2 * R)
+		}
+		return rate * (t - R/2)
+	}
+	for b := range count {
+		want := seeds * (lambda(edges[b+1]) - lambda(edges[b]))
+		if d := math.Abs(count[b] - want); d > 4*math.Sqrt(want) {
+			t.Errorf("arrivals in [%v, %v) s: %v over %d seeds, want %.0f ± %.0f (a rate rising linearly to %v/s over %v)",
+				edges[b], edges[b+1], count[b], seeds, want, 4*math.Sqrt(want), rate, ramp)
+		}
+	}
+	if count[0] >= count[3] {
+		t.Errorf("the ramp's first half second has %v arrivals and its last %v: the rate does not rise", count[0], count[3])
+	}
+}
+
+// TestRampAcrossARateChange: a rate change inside the ramp (an auto loop engine's split)
+// keeps the ramp's shape: from the change on, the intensity is the new rate times t/R.
+func TestRampAcrossARateChange(t *testing.T) {
+	const rate, seeds = 1000.0, 400
+	const ramp = 2 * time.Second
+	R, t0, end := ramp.Seconds(), 1.0, 1.8
+	var before, after float64
+	for seed := int64(1); seed <= seeds; seed++ {
+		s := newStream(rate, seed, 0).withRamp(ramp)
+		ref, same := newStream(rate, seed, 0).withRamp(ramp), newStream(rate, seed, 0).withRamp(ramp)
+		same.resplit(rateChange{at: time.Duration(t0 * 1e9), meanNs: 1e9 / rate}) // no change of rate
+		for {
+			a, b := ref.advance(), same.advance()
+			if a != b {
+				t.Fatalf("seed %d: a change to the same rate at %vs moved an arrival: %v, want %v", seed, t0, b, a)
+			}
+			if a.Seconds() >= end {
+				break
+			}
+		}
+		doubled := false
+		for {
+			if !doubled && s.peek().Seconds() >= t0 {
+				s.resplit(rateChange{at: time.Duration(t0 * 1e9), meanNs: 1e9 / (2 * rate)})
+				doubled = true
+			}
+			at := s.advance().Seconds()
+			if at >= end {
+				break
+			}
+			if at < t0 {
+				before++
+			} else {
+				after++
+			}
+		}
+	}
+	wantBefore := seeds * rate * t0 * t0 / (2 * R)
+	wantAfter := seeds * 2 * rate * (end*end - t0*t0) / (2 * R)
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{{"before the change", before, wantBefore}, {"after it, at twice the rate", after, wantAfter}} {
+		if d := math.Abs(c.got - c.want); d > 4*math.Sqrt(c.want) {
+			t.Errorf("arrivals %s: %v, want %.0f ± %.0f", c.what, c.got, c.want, 4*math.Sqrt(c.want))
+		}
+	}
+}

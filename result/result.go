@@ -169,17 +169,20 @@ type ServerBrief struct {
 
 // Probe is one probe: a fixed offered rate for a warm-up and a measured window.
 type Probe struct {
-	Workload    string     `json:"workload"`
-	SyncCommit  SyncCommit `json:"sync_commit"`
-	TargetRate  float64    `json:"target_rate"`
-	Seed        int64      `json:"seed"`
-	Conns       int        `json:"conns"`
-	PoolWaitMs  float64    `json:"pool_wait_ms"`
-	StartedAt   time.Time  `json:"started_at"`
-	WarmupS     float64    `json:"warmup_s"`
-	DurationS   float64    `json:"duration_s"`    // the measured window asked for
-	MeasuredS   float64    `json:"measured_s"`    // the measured window actually run (shorter when cut)
-	RowsAtStart int64      `json:"rows_at_start"` // rows in the workload's table when the probe began
+	Workload   string     `json:"workload"`
+	SyncCommit SyncCommit `json:"sync_commit"`
+	TargetRate float64    `json:"target_rate"`
+	Seed       int64      `json:"seed"`
+	Conns      int        `json:"conns"`
+	PoolWaitMs float64    `json:"pool_wait_ms"`
+	StartedAt  time.Time  `json:"started_at"`
+	WarmupS    float64    `json:"warmup_s"`
+	// RampS is the warm-up's ramp: the offered rate rose linearly from 0 to target_rate
+	// over its first ramp_s seconds (absent: none, as in files before 2026-12-05).
+	RampS       float64 `json:"ramp_s,omitempty"`
+	DurationS   float64 `json:"duration_s"`    // the measured window asked for
+	MeasuredS   float64 `json:"measured_s"`    // the measured window actually run (shorter when cut)
+	RowsAtStart int64   `json:"rows_at_start"` // rows in the workload's table when the probe began
 	// RowsPerTx is the rows each committed transaction adds to checks.table (insert
 	// --batch N: N; rows/s = achieved_rate x RowsPerTx); absent means 1.
 	RowsPerTx int `json:"rows_per_tx,omitempty"`
