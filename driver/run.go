@@ -25,7 +25,7 @@ type Config struct {
 	// the warm-up (the measured window always runs at Rate). Every probe opens fresh
 	// sessions, whose first statements load the catalog and plan anew, right after a
 	// CHECKPOINT, whose first changes to each page write full-page images: at full rate from
-	// the first instant that costs the server about half a second of service, and the
+	// the first instant that cost the server about a quarter-second of service, and the
 	// backlog it leaves drains slowly near the knee, so without a ramp a probe's verdict
 	// near the knee depended on its own start (k6's ramping-arrival-rate does the same).
 	Ramp     time.Duration

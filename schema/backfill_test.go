@@ -50,10 +50,7 @@ func TestBackfill(t *testing.T) {
 	ctx := context.Background()
 	spec := small()
 	mustInit(t, cfg, spec, schema.InitOptions{})
-	b, err := schema.TakeBaseline(ctx, conn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mustBaseline(t, conn)
 	bs := schema.BackfillSpec{Rate: 20, Window: time.Minute, Limit: 20, Wallets: spec.Wallets, Zipf: spec.Zipf, Seed: 3}
 	got, err := schema.Backfill(ctx, conn, bs)
 	if err != nil {
@@ -152,10 +149,7 @@ func TestBackfillStationary(t *testing.T) {
 	spec := small()
 	spec.Rows = 5_000
 	mustInit(t, cfg, spec, schema.InitOptions{})
-	b, err := schema.TakeBaseline(ctx, conn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mustBaseline(t, conn)
 	const (
 		rate   = 200.0
 		limit  = 100
@@ -248,10 +242,7 @@ func TestRestoreAfterBackfill(t *testing.T) {
 		return s
 	}
 	before := old()
-	b, err := schema.TakeBaseline(ctx, conn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mustBaseline(t, conn)
 	fill, err := schema.Backfill(ctx, conn, schema.BackfillSpec{Rate: 5, Window: 24 * time.Hour, Limit: 20, Wallets: spec.Wallets, Zipf: 1, Seed: 2})
 	if err != nil {
 		t.Fatal(err)

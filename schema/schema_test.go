@@ -42,6 +42,16 @@ func setup(t testing.TB) (*pgx.ConnConfig, *pgx.Conn) {
 	return cfg, conn
 }
 
+// mustBaseline takes the schema's baseline on conn, failing the test when it cannot.
+func mustBaseline(t testing.TB, conn *pgx.Conn) schema.Baseline {
+	t.Helper()
+	b, err := schema.TakeBaseline(context.Background(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func mustInit(t testing.TB, cfg *pgx.ConnConfig, spec schema.Spec, opt schema.InitOptions) *schema.Made {
 	t.Helper()
 	if opt.Workers == 0 {
@@ -435,10 +445,7 @@ func TestTouchOnlyOurs(t *testing.T) {
 	spec.Rows = 4_000
 	mustInit(t, cfg, spec, schema.InitOptions{})
 	check("init")
-	b, err := schema.TakeBaseline(ctx, conn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mustBaseline(t, conn)
 	if _, err := schema.Backfill(ctx, conn, schema.BackfillSpec{Rate: 50, Window: time.Minute, Limit: 20, Wallets: spec.Wallets, Zipf: 1, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -474,15 +481,12 @@ func TestBaselineRestore(t *testing.T) {
 			conn.Exec(ctx, `INSERT INTO pgceiling.events (id, payload, created_at)
 				SELECT gen_random_uuid(), 'kept', now() - interval '1 hour' FROM generate_series(1, 25)`)
 		}
-		b, err := schema.TakeBaseline(ctx, conn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := mustBaseline(t, conn)
 		if b.TransactionsRows != spec.Rows || b.TransactionsMaxID != spec.Rows || b.AuditRows != spec.Rows/10 {
 			t.Fatalf("baseline = %+v", b)
 		}
 		// What a probe does.
-		_, err = conn.Exec(ctx, `
+		_, err := conn.Exec(ctx, `
 			INSERT INTO pgceiling.transactions (wallet_id, amount, currency, kind, status, reference, metadata)
 				SELECT 1 + g % 10, 12.50, 'EUR', 'payment', 'completed', 'probe-' || g, '{}' FROM generate_series(1, 700) g;
 			INSERT INTO pgceiling.audit_log (wallet_id, action, actor) SELECT 3, 'x', 'probe' FROM generate_series(1, 300);
@@ -513,10 +517,7 @@ func TestBaselineRestore(t *testing.T) {
 		if r.TransactionsRows != 700 || r.AuditRows != 300 || r.EventsRows != 400 || r.WalletsRestored != 3 || r.Seconds <= 0 {
 			t.Errorf("Restore = %+v, want 700 transactions, 300 audit, 400 events, 3 wallets deleted/restored", r)
 		}
-		b2, err := schema.TakeBaseline(ctx, conn)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b2 := mustBaseline(t, conn)
 		b2.TakenAt = b.TakenAt
 		if b2.TransactionsRows != b.TransactionsRows || b2.TransactionsMaxID != b.TransactionsMaxID ||
 			b2.AuditRows != b.AuditRows || b2.AuditMaxID != b.AuditMaxID || b2.EventsRows != b.EventsRows ||
@@ -548,10 +549,7 @@ func TestCompactRebuildsChurnedIndexes(t *testing.T) {
 	spec := small()
 	spec.Rows = 3_000
 	mustInit(t, cfg, spec, schema.InitOptions{})
-	b, err := schema.TakeBaseline(ctx, conn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := mustBaseline(t, conn)
 	since := b.TakenAt.Add(-schema.HistoryGap)
 	rebuilt, compact, err := schema.Compact(ctx, conn, since, nil)
 	if err != nil || !slices.Contains(rebuilt, "pgceiling.audit_log") || len(rebuilt) < 2 || compact["audit_log"] == 0 {
