@@ -97,19 +97,22 @@ func interval(iv *result.Interval) string {
 }
 
 // kneeWithInterval formats a sweep's knee, with its interval when it has one:
-// "3,080 tx/s (2,950-3,190, 90 %)"; unit (" tx/s" or "") follows the rate. A knee below its
-// interval says so — "1,563 tx/s (below 1,615-2,131, 90 %)" — rather than reading as a
-// contradiction: the interval is of the rate passed half the time, the knee the highest
-// rate whose every probe passed, and a search steps below a rate that passed some probes
-// and failed others.
+// "3,080 tx/s (2,950-3,190, 90 %)"; unit (" tx/s" or "") follows the rate. A knee outside
+// its interval says so — "1,563 tx/s (below 1,615-2,131, 90 %)", "1,944 tx/s (above
+// 1,606-1,938, 90 %)" — rather than reading as a contradiction: the interval is of the
+// rate a probe of the reference window passes half the time, fitted to every probe; the
+// knee the highest rate that passed (and held), one probe's luck either way.
 func kneeWithInterval(s *result.Sweep, unit string) string {
 	k := rate(s.Knee) + unit
 	if s.Interval != nil {
-		below := ""
-		if kneeBelow(s) {
-			below = "below "
+		where := ""
+		switch {
+		case kneeBelow(s):
+			where = "below "
+		case kneeAbove(s):
+			where = "above "
 		}
-		k += " (" + below + interval(s.Interval) + ")"
+		k += " (" + where + interval(s.Interval) + ")"
 	}
 	return k
 }
@@ -117,6 +120,11 @@ func kneeWithInterval(s *result.Sweep, unit string) string {
 // kneeBelow reports whether a sweep's knee lies below its interval (see kneeWithInterval).
 func kneeBelow(s *result.Sweep) bool {
 	return s.Interval != nil && s.Knee > 0 && rate(s.Knee) != rate(s.Interval.Lo) && s.Knee < s.Interval.Lo
+}
+
+// kneeAbove reports whether a sweep's knee lies above its interval.
+func kneeAbove(s *result.Sweep) bool {
+	return s.Interval != nil && s.Knee > 0 && rate(s.Knee) != rate(s.Interval.Hi) && s.Knee > s.Interval.Hi
 }
 
 // slope formats a steady-state slope with its confidence interval: "+2.10 ms/s

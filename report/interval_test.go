@@ -22,8 +22,19 @@ func TestKneeWithInterval(t *testing.T) {
 	if notes := kneeNotes(below); len(notes) == 0 || !strings.Contains(notes[0], "the knee lies below the interval") {
 		t.Errorf("kneeNotes(knee below its interval) = %q; want a note that says why the knee lies below", notes)
 	}
-	if notes := kneeNotes(s); len(notes) == 0 || strings.Contains(notes[0], "below") {
-		t.Errorf("kneeNotes(knee inside its interval) = %q; want no word of lying below", notes)
+	if notes := kneeNotes(s); len(notes) == 0 || strings.Contains(notes[0], "below") || strings.Contains(notes[0], "above") {
+		t.Errorf("kneeNotes(knee inside its interval) = %q; want no word of lying below or above", notes)
+	}
+	// A knee above its interval (it held once; the fit says a hold there fails more
+	// often than not) says so too, with the fit's reference window.
+	above := &result.Sweep{Workload: "oltp", SyncCommit: "on", Knee: 1944,
+		Interval: &result.Interval{Lo: 1606, Hi: 1938, Level: 0.9, Midpoint: 1791, Method: "fit", Probes: 13, WindowS: 360}}
+	if got, want := kneeWithInterval(above, " tx/s"), "1,944 tx/s (above 1,606-1,938, 90 %)"; got != want {
+		t.Errorf("kneeWithInterval(%+v) = %q, want %q", above, got, want)
+	}
+	if notes := kneeNotes(above); len(notes) == 0 || !strings.Contains(notes[0], "the knee lies above the interval") ||
+		!strings.Contains(notes[0], "a 360.0 s probe passes half the time at 1,791 tx/s") {
+		t.Errorf("kneeNotes(knee above its interval) = %q; want a note that says why, with the fit's window", notes)
 	}
 	s.Interval = nil // no interval: the knee as it was, nothing invented
 	if got, want := kneeWithInterval(s, " tx/s"), "3,080 tx/s"; got != want {

@@ -533,12 +533,20 @@ func kneeNotes(s *result.Sweep) []string {
 			fit += fmt.Sprintf(" of %d verdicts", iv.Probes)
 		}
 		if iv.Midpoint > 0 {
-			fit += ", 50 % pass at " + rate(iv.Midpoint) + unit(s.Workload)
+			if iv.WindowS > 0 {
+				fit += fmt.Sprintf(", a %s probe passes half the time at %s%s", secs(iv.WindowS), rate(iv.Midpoint), unit(s.Workload))
+			} else {
+				fit += ", 50 % pass at " + rate(iv.Midpoint) + unit(s.Workload)
+			}
 		}
 		n += "; " + fit
-		if kneeBelow(s) {
+		switch {
+		case kneeBelow(s):
 			n += "; the knee lies below the interval: a rate between them passed some probes and failed others, " +
 				"and the knee is the highest rate whose every probe passed"
+		case kneeAbove(s):
+			n += "; the knee lies above the interval: it passed (and held), but the sweep's probes say a probe of that " +
+				"length there fails more often than not; plan with the interval"
 		}
 		if s.Repeats > 0 {
 			n += fmt.Sprintf("; bracket edges probed %d times each", s.Repeats)

@@ -540,15 +540,20 @@ type DistributedTable struct {
 	IndexBytes int64 `json:"index_bytes,omitempty"`
 }
 
-// Interval is the knee's uncertainty: the rate at which a probe passes half the time,
-// estimated from every pass and fail of the sweep, with a confidence interval.
+// Interval is the knee's uncertainty: the rate at which a probe of WindowS seconds passes
+// half the time, estimated from every pass and fail of the sweep and how long each ran,
+// with a confidence interval.
 type Interval struct {
 	Lo       float64 `json:"lo"`
 	Hi       float64 `json:"hi"`
 	Level    float64 `json:"level"`    // e.g. 0.9
-	Midpoint float64 `json:"midpoint"` // the estimate of the 50 % pass rate
+	Midpoint float64 `json:"midpoint"` // the estimate of the rate passed half the time
 	Method   string  `json:"method"`
 	Probes   int     `json:"probes"` // pass/fail verdicts it was fitted on
+	// WindowS is the reference window the 50 % refers to: the hold's when the search
+	// held, else the probes' measured window. 0 in files from before it was recorded
+	// (a logistic fit of pass/fail, without the probes' lengths).
+	WindowS float64 `json:"window_s,omitempty"`
 }
 
 // Bracket is the search's interval: Lo passed, Hi failed (0 when none failed yet).

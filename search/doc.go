@@ -6,8 +6,9 @@
 // and keeps every probe. Each probe is judged pass, fail, not_steady, driver_limited or
 // fault (see Judge).
 //
-// The knee is reported as a statistic: the bracket, and an interval for the rate passed
-// half the time from a Firth-penalized logistic fit of every pass and fail against rate
+// The knee is reported as a statistic: the bracket, and an interval for the rate a probe
+// of the reference window (the hold's, else the probes') passes half the time, from a
+// model of when probes collapse fitted to every pass and fail and how long each ran
 // (KneeInterval; RatioRange turns two of them into a ratio's range).
 //
 // Steady state is a trend, not a level: SteadyRule fits the per-second queue wait p99 (and

@@ -73,10 +73,14 @@ func TestHoldLowersAKneeThatACheckpointBreaks(t *testing.T) {
 		if iv := sw.Interval; iv == nil || iv.Midpoint > plain.Knee {
 			t.Errorf("seed %d: interval %+v: want one centred below the short knee %.0f", seed, iv, plain.Knee)
 		}
-		// Short passes at or above a rate whose hold failed count as fails in the fit, as
-		// in the bracket: the rate passed half the time lies below that hold.
-		if iv := sw.Interval; iv != nil && lowestFailedHold > 0 && iv.Midpoint >= lowestFailedHold {
-			t.Errorf("seed %d: interval %+v: its 50 %% pass rate lies at or above the failed hold at %.0f", seed, iv, lowestFailedHold)
+		// The fit reads the holds' seconds against the hold's window: its interval reaches
+		// down to about the lowest failed hold (within one precision step), though 60 s
+		// probes passed there. (Not always below it: this stall comes at a fixed second of
+		// every probe, not as a Poisson event, and the model spreads the holds' collapses
+		// over all their seconds.)
+		if iv := sw.Interval; iv == nil || lowestFailedHold > 0 && iv.Lo >= lowestFailedHold*(1+cfg.Precision) || iv.WindowS != 330 {
+			t.Errorf("seed %d: interval %+v: want its 330 s interval to reach within %.0f %% of the failed hold at %.0f",
+				seed, iv, 100*cfg.Precision, lowestFailedHold)
 		}
 	}
 }
@@ -132,41 +136,5 @@ func TestHoldIsNotReusedAsAShortProbe(t *testing.T) {
 		if len(s2.calls) != len(whole.Probes)-k {
 			t.Errorf("%d prior probes: ran %d, want %d", k, len(s2.calls), len(whole.Probes)-k)
 		}
-	}
-}
-
-// TestFittedOverrulesPassesAboveAFailedHold: the interval is fitted with every short pass
-// at or above the lowest rate whose hold failed counted as a fail, as the bracket counts
-// it (recorded: the main job's oltp sync=on sweep of 2026-12-03, holds failed at 2,855,
-// 2,447 and 2,243 while 15 s probes passed at 2,651 and 2,447).
-func TestFittedOverrulesPassesAboveAFailedHold(t *testing.T) {
-	P, F, N := result.Pass, result.Fail, result.NotSteady
-	type pr struct {
-		rate float64
-		v    result.Verdict
-		hold bool
-	}
-	rec := []pr{{2855, P, false}, {3997, F, false}, {3426, F, false}, {3141, F, false}, {2998, P, false}, {2998, F, false},
-		{2855, P, false}, {2855, N, true}, {2039, P, false}, {2447, P, false}, {2651, P, false}, {2651, N, false},
-		{2447, P, false}, {2447, N, true}, {2243, P, false}, {2243, P, false}, {2243, F, true},
-		{2141, P, false}, {2141, P, false}, {2141, P, true}}
-	s := &searcher{unheld: map[float64]bool{}}
-	for _, p := range rec {
-		s.sweep.Probes = append(s.sweep.Probes, result.Probe{TargetRate: p.rate, Verdict: p.v, Hold: p.hold})
-		if p.hold && p.v != P {
-			s.unheld[p.rate] = true
-		}
-	}
-	for _, p := range s.fitted() {
-		if p.TargetRate >= 2243 && p.Verdict == P {
-			t.Errorf("fitted: a pass at %.0f, at or above the failed hold at 2,243", p.TargetRate)
-		}
-		if p.TargetRate < 2243 && p.Verdict != P {
-			t.Errorf("fitted: %s at %.0f, below every failed hold: want it as recorded (pass)", p.Verdict, p.TargetRate)
-		}
-	}
-	iv := KneeInterval(s.fitted(), 102)
-	if iv == nil || iv.Midpoint >= 2243 || iv.Lo > 2141 || iv.Hi > 2243+102 {
-		t.Errorf("KneeInterval(fitted) = %+v; want its 50 %% pass rate between the knee 2,141 and the failed hold 2,243", iv)
 	}
 }

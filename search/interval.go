@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"slices"
 
 	"github.com/pgceiling/pgceiling/result"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -11,38 +12,68 @@ import (
 const IntervalLevel = 0.9
 
 // IntervalMethod is recorded in result.Interval.Method.
-const IntervalMethod = "Firth-penalized logistic fit of pass/fail against rate; profile penalized-likelihood interval of the 50 % pass rate"
+const IntervalMethod = "collapse-rate model: collapses a Poisson process of rate exp(a + b·rate), fitted to every judged probe's outcome and seconds by Firth-penalized maximum likelihood; profile-likelihood interval of the rate a probe of the reference window passes half the time"
 
-// KneeInterval fits pass/fail against rate over every judged probe — pass = 1; fail and
-// not_steady = 0; fault, driver_limited and interrupted probes left out — with the
-// logistic model P(pass) = 1/(1 + exp(b·(rate − m))), m being the rate passed half the
-// time. The fit is Firth's penalized maximum likelihood (the Jeffreys prior: log-likelihood
-// + ½ log det of the Fisher information), which stays finite under perfect separation,
-// the usual case in a bisection (every pass below every fail). The IntervalLevel (90 %)
-// interval for m is the profile penalized likelihood's: every m whose penalized deviance,
-// maximized over b, is within the χ²₁ quantile (2.706) of the best, clipped to the probed
-// rates widened by widen (one bracket width) on each side, since with few probes the
-// data cannot say more than "somewhere around the bracket". nil without a pass and a fail.
-func KneeInterval(probes []result.Probe, widen float64) *result.Interval {
-	var rates, ys []float64
+// KneeInterval fits a model of when probes collapse to every judged probe — pass,
+// fail and not_steady; fault, driver_limited and interrupted probes left out — and gives
+// the rate that survives a reference window of window seconds with even odds, with its
+// IntervalLevel (90 %) interval.
+//
+// The model: at a steady offered rate r the server collapses (a stall whose backlog the
+// pool wait cannot absorb, a queue that runs away) as a Poisson process of rate
+// λ(r) = exp(a + b·r), b > 0: the time to a collapse is exponential. A probe that passed
+// survived its t measured seconds (probability e^(−λt)). One cut short (by its error
+// budget or the trend rule) collapsed at about t, the moment it was found out (density
+// λe^(−λt)); one judged failed at its window's end collapsed somewhere within it
+// (1 − e^(−λt)). So a 6-minute hold weighs 24 times a 15 s probe's pass, a probe that
+// collapsed in its first second says more than one found out at its end, and short passes
+// above a failed hold and a hold failing below short passes are one picture: a rate whose
+// collapses come every few minutes passes most 15 s probes and few holds. (A stall at a
+// fixed second of every probe — a checkpoint no short probe reaches — is not a Poisson
+// event; the model spreads it over all the probes' seconds and puts the hold's estimate
+// higher than such a stall alone would. The measured holds failed after 2 s to 221 s, not
+// at one second of the cycle.) The estimate
+// (Midpoint) is m with λ(m)·window = ln 2: the rate at which a probe of the reference
+// window — the hold's, else the probes' — passes half the time. The fit is Firth's
+// penalized maximum likelihood (log-likelihood + ½ log det of the Fisher information),
+// finite when every pass lies below every fail; the interval is the profile penalized
+// likelihood's: every m whose deviance, maximized over b, is within the χ²₁ quantile
+// (2.706) of the best, within half the lowest rate probed and twice the highest. The fit
+// may place m below every probe (a search that held its first rate has no probe lower
+// down); the interval then says how far the data reach. nil without a pass and a fail.
+func KneeInterval(probes []result.Probe, window float64) *result.Interval {
+	var c collapses
+	var rates []float64
 	pass, fail := false, false
 	for _, p := range probes {
 		if p.Interrupted {
 			continue
 		}
+		t := max(p.MeasuredS, 1) // a probe cut short in its warm-up: its first second
+		var d float64
 		switch p.Verdict {
 		case result.Pass:
-			rates, ys, pass = append(rates, p.TargetRate), append(ys, 1), true
+			pass = true
 		case result.Fail, result.NotSteady:
-			rates, ys, fail = append(rates, p.TargetRate), append(ys, 0), true
+			d, fail = within, true
+			if p.MeasuredS < p.DurationS-0.1 {
+				d = at
+			}
+		default:
+			continue
 		}
+		rates = append(rates, p.TargetRate)
+		c.t, c.d, c.T = append(c.t, t), append(c.d, d), append(c.T, max(p.DurationS, t))
 	}
 	if !pass || !fail {
 		return nil
 	}
-	lo, mid, hi := fitLogistic(rates, ys, widen)
+	if window <= 0 {
+		window = slices.Max(c.T)
+	}
+	lo, mid, hi := c.fit(rates, window)
 	return &result.Interval{Lo: lo, Hi: hi, Level: IntervalLevel, Midpoint: mid, Method: IntervalMethod,
-		Probes: len(rates)}
+		Probes: len(rates), WindowS: window}
 }
 
 // RatioRange is the range of the ratio of two knees given their intervals, e.g.
@@ -55,68 +86,76 @@ func RatioRange(a, b *result.Interval) (lo, hi float64, ok bool) {
 	return a.Lo / b.Hi, a.Hi / b.Lo, true
 }
 
-// logit is the pass/fail data in standardized rates x = (rate - c) / sc.
-type logit struct {
-	x, y []float64
+// A probe's outcome in collapses.d: survived, collapsed at its t, collapsed within it.
+const (
+	survived = 0
+	at       = 1
+	within   = 2
+)
+
+// collapses is the probes' data: standardized rates x = (rate - mean) / sc, seconds run
+// t, seconds asked for T, outcome d; and k = log(ln 2 / window).
+type collapses struct {
+	x, t, T, d []float64
+	k          float64
 }
 
-// pll is the Firth-penalized log-likelihood at midpoint m and steepness b (x units):
-// P(pass) = σ(-b(x - m)), the penalty ½ log det of the information of (β0, β1).
-func (d logit) pll(m, b float64) float64 {
+// pll is the Firth-penalized log-likelihood at the standardized even-odds rate m and
+// slope b (x units): log λ(x) = k + b(x − m), so that λ(m)·window = ln 2. The penalty is
+// ½ log det of the Fisher information of (a, b) of a probe observed until its collapse or
+// its window's end, whose weight is the chance of a collapse within the window asked for,
+// 1 − e^(−λT).
+func (c collapses) pll(m, b float64) float64 {
 	var ll, sw, swx, swxx float64
-	for i, x := range d.x {
-		eta := -b * (x - m)
-		if d.y[i] == 1 {
-			ll += logSigmoid(eta)
-		} else {
-			ll += logSigmoid(-eta)
+	for i, x := range c.x {
+		eta := c.k + b*(x-m)
+		lt := math.Exp(eta) * c.t[i] // λt
+		switch c.d[i] {
+		case survived:
+			ll -= lt
+		case at:
+			ll += eta - lt
+		case within:
+			if lt < 1e-12 {
+				ll += math.Log(lt) // log(1 − e^(−λt)) ≈ log λt; 0 when it underflows
+			} else {
+				ll += math.Log(-math.Expm1(-lt))
+			}
 		}
-		p := 1 / (1 + math.Exp(-eta))
-		w := p * (1 - p)
+		w := -math.Expm1(-math.Exp(eta) * c.T[i])
 		sw += w
 		swx += w * x
 		swxx += w * x * x
 	}
 	det := sw*swxx - swx*swx
-	if det <= 0 {
+	if det <= 0 || math.IsInf(ll, -1) || math.IsNaN(ll) {
 		return math.Inf(-1)
 	}
 	return ll + 0.5*math.Log(det)
 }
 
-func logSigmoid(eta float64) float64 {
-	if eta > 0 {
-		return -math.Log1p(math.Exp(-eta))
-	}
-	return eta - math.Log1p(math.Exp(eta))
-}
-
-// steepness is the grid of b the profile starts from: 0 and ± 0.01 … 10⁴, log-spaced.
-var steepness = func() []float64 {
-	const k = 14
-	g := make([]float64, 0, 2*k+1)
-	for i := k - 1; i >= 0; i-- {
-		g = append(g, -math.Exp(math.Log(0.01)+float64(i)*math.Log(1e6)/(k-1)))
-	}
-	g = append(g, 0)
-	for i := 0; i < k; i++ {
-		g = append(g, math.Exp(math.Log(0.01)+float64(i)*math.Log(1e6)/(k-1)))
+// slopes is the grid of b the profile starts from: 10⁻³ … 10⁴, log-spaced (b > 0: a
+// higher rate collapses sooner).
+var slopes = func() []float64 {
+	const k = 22
+	g := make([]float64, k)
+	for i := range g {
+		g[i] = math.Exp(math.Log(1e-3) + float64(i)*math.Log(1e7)/(k-1))
 	}
 	return g
 }()
 
-// profile is max over b of pll(m, b): a grid, then golden section between the best
+// profile is max over b of pll(m, b): the grid, then golden section between the best
 // point's neighbours.
-func (d logit) profile(m float64) float64 {
+func (c collapses) profile(m float64) float64 {
 	best, k := math.Inf(-1), 0
-	for i, b := range steepness {
-		if v := d.pll(m, b); v > best {
+	for i, b := range slopes {
+		if v := c.pll(m, b); v > best {
 			best, k = v, i
 		}
 	}
-	a, c := steepness[max(k-1, 0)], steepness[min(k+1, len(steepness)-1)]
-	f := func(b float64) float64 { return d.pll(m, b) }
-	_, v := goldenMax(f, a, c, 25)
+	lo, hi := slopes[max(k-1, 0)], slopes[min(k+1, len(slopes)-1)]
+	_, v := goldenMax(func(b float64) float64 { return c.pll(m, b) }, lo, hi, 30)
 	return max(best, v)
 }
 
@@ -142,15 +181,12 @@ func goldenMax(f func(float64) float64, a, c float64, iter int) (x, fx float64) 
 	return x2, f2
 }
 
-// fitLogistic returns the interval and the midpoint m (in rates) of the Firth fit of ys
-// against rates, clipped to [min - widen, max + widen].
-func fitLogistic(rates, ys []float64, widen float64) (lo, mid, hi float64) {
+// fit standardizes rates into c.x and returns the interval and the estimate (in rates)
+// of the model, within [min / 2, 2 max].
+func (c *collapses) fit(rates []float64, window float64) (lo, mid, hi float64) {
 	rmin, rmax, mean := math.Inf(1), math.Inf(-1), 0.0
 	for _, r := range rates {
 		rmin, rmax, mean = min(rmin, r), max(rmax, r), mean+r/float64(len(rates))
-	}
-	if widen <= 0 {
-		widen = 0.05 * rmax
 	}
 	var ss float64
 	for _, r := range rates {
@@ -158,32 +194,40 @@ func fitLogistic(rates, ys []float64, widen float64) (lo, mid, hi float64) {
 	}
 	sc := math.Sqrt(ss / float64(len(rates)))
 	if sc <= 0 {
-		sc = widen
+		sc = max(rmax/10, 1)
 	}
-	d := logit{x: make([]float64, len(rates)), y: ys}
+	c.k = math.Log(math.Ln2 / window)
+	c.x = make([]float64, len(rates))
 	for i, r := range rates {
-		d.x[i] = (r - mean) / sc
+		c.x[i] = (r - mean) / sc
 	}
-	xlo, xhi := (rmin-widen-mean)/sc, (rmax+widen-mean)/sc
+	xl, xm, xh := profileInterval(c.profile, (rmin/2-mean)/sc, (2*rmax-mean)/sc)
+	return mean + sc*xl, mean + sc*xm, mean + sc*xh
+}
+
+// profileInterval maximizes the profile log-likelihood prof over [xlo, xhi] (a grid, then
+// golden section around the best grid point) and returns the IntervalLevel interval —
+// every x within the χ²₁ quantile's half of the best — with the maximum.
+func profileInterval(prof func(float64) float64, xlo, xhi float64) (lo, best, hi float64) {
 	const grid = 60
 	step := (xhi - xlo) / grid
-	prof := make([]float64, grid+1)
+	vals := make([]float64, grid+1)
 	kBest := 0
-	for i := range prof {
-		prof[i] = d.profile(xlo + float64(i)*step)
-		if prof[i] > prof[kBest] {
+	for i := range vals {
+		vals[i] = prof(xlo + float64(i)*step)
+		if vals[i] > vals[kBest] {
 			kBest = i
 		}
 	}
-	mBest, vBest := goldenMax(d.profile, max(xlo, xlo+float64(kBest-1)*step), min(xhi, xlo+float64(kBest+1)*step), 40)
-	if prof[kBest] > vBest {
-		mBest, vBest = xlo+float64(kBest)*step, prof[kBest]
+	mBest, vBest := goldenMax(prof, max(xlo, xlo+float64(kBest-1)*step), min(xhi, xlo+float64(kBest+1)*step), 40)
+	if vals[kBest] > vBest {
+		mBest, vBest = xlo+float64(kBest)*step, vals[kBest]
 	}
 	crit := distuv.ChiSquared{K: 1}.Quantile(IntervalLevel) / 2 // on the log-likelihood scale
-	in := func(m float64) bool { return vBest-d.profile(m) <= crit }
+	in := func(m float64) bool { return vBest-prof(m) <= crit }
 	// the outermost grid points within the cut-off, then bisection to the crossing
 	first, last := -1, -1
-	for i, v := range prof {
+	for i, v := range vals {
 		if vBest-v <= crit {
 			if first < 0 {
 				first = i
@@ -201,8 +245,7 @@ func fitLogistic(rates, ys []float64, widen float64) (lo, mid, hi float64) {
 	if last < grid {
 		xh = crossing(in, xh+step, xh)
 	}
-	xl, xh = min(xl, mBest), max(xh, mBest)
-	return mean + sc*xl, mean + sc*mBest, mean + sc*xh
+	return min(xl, mBest), mBest, max(xh, mBest)
 }
 
 // crossing bisects between out (not in the interval) and in (in it) for the boundary.

@@ -9,11 +9,12 @@ import (
 	"github.com/pgceiling/pgceiling/result"
 )
 
-// judged builds probes with the given verdicts at the given rates.
+// judged builds 15 s probes with the given verdicts at the given rates, each run to its
+// end.
 func judged(rates []float64, verdicts []result.Verdict) []result.Probe {
 	ps := make([]result.Probe, len(rates))
 	for i, r := range rates {
-		ps[i] = result.Probe{TargetRate: r, Verdict: verdicts[i]}
+		ps[i] = result.Probe{TargetRate: r, Verdict: verdicts[i], DurationS: 15, MeasuredS: 15}
 	}
 	return ps
 }
@@ -24,17 +25,16 @@ func TestKneeIntervalSeparated(t *testing.T) {
 		name     string
 		rates    []float64
 		verdicts []result.Verdict
-		widen    float64
 	}{
 		{"bisection from 100", []float64{100, 200, 400, 800, 1600, 1200, 1000, 900, 950, 975},
-			[]result.Verdict{P, P, P, P, F, F, F, P, P, F}, 25},
-		{"calibrated start", []float64{2400, 2880, 3456, 3168, 3024, 3096}, []result.Verdict{P, P, F, F, P, F}, 72},
-		{"single pass, single fail", []float64{1000, 1050}, []result.Verdict{P, F}, 50},
-		{"not_steady counts as fail", []float64{1000, 1050, 1025}, []result.Verdict{P, result.NotSteady, F}, 25},
+			[]result.Verdict{P, P, P, P, F, F, F, P, P, F}},
+		{"calibrated start", []float64{2400, 2880, 3456, 3168, 3024, 3096}, []result.Verdict{P, P, F, F, P, F}},
+		{"single pass, single fail", []float64{1000, 1050}, []result.Verdict{P, F}},
+		{"not_steady counts as fail", []float64{1000, 1050, 1025}, []result.Verdict{P, result.NotSteady, F}},
 	} {
 		ps := judged(tc.rates, tc.verdicts)
-		iv := KneeInterval(ps, tc.widen)
-		call := fmt.Sprintf("KneeInterval(%s: %v %v, widen %g)", tc.name, tc.rates, tc.verdicts, tc.widen)
+		iv := KneeInterval(ps, 15)
+		call := fmt.Sprintf("KneeInterval(%s: %v %v, window 15 s)", tc.name, tc.rates, tc.verdicts)
 		var lo, hi float64 = 0, math.Inf(1) // the bracket: highest pass, lowest fail
 		rmin, rmax := math.Inf(1), 0.0
 		for i, r := range tc.rates {
@@ -50,11 +50,20 @@ func TestKneeIntervalSeparated(t *testing.T) {
 			continue
 		}
 		mid := (lo + hi) / 2
-		if iv.Lo > mid || iv.Hi < mid || iv.Lo < rmin-tc.widen-1e-6 || iv.Hi > rmax+tc.widen+1e-6 ||
-			iv.Midpoint < iv.Lo || iv.Midpoint > iv.Hi || iv.Level != IntervalLevel || iv.Probes != len(tc.rates) || iv.Method == "" {
-			t.Errorf("%s = %+v; want an interval around the bracket midpoint %.1f within [%.0f, %.0f], holding its midpoint",
-				call, *iv, mid, rmin-tc.widen, rmax+tc.widen)
+		if iv.Lo > mid || iv.Hi < mid || iv.Lo < rmin/2-1e-6 || iv.Hi > 2*rmax+1e-6 ||
+			iv.Midpoint < iv.Lo || iv.Midpoint > iv.Hi || iv.Level != IntervalLevel || iv.Probes != len(tc.rates) ||
+			iv.Method == "" || iv.WindowS != 15 {
+			t.Errorf("%s = %+v; want an interval around the bracket midpoint %.1f within [%.0f, %.0f], holding its estimate",
+				call, *iv, mid, rmin/2, 2*rmax)
 		}
+	}
+	// Separated, every fail found at its window's end: the unpenalized likelihood is best
+	// with an unbounded slope and puts the estimate on the gap's edge; Firth's penalty
+	// keeps the slope finite and the estimate inside the gap.
+	sep := judged([]float64{900, 950, 1000, 1050, 1100}, []result.Verdict{P, P, P, F, F})
+	if iv := KneeInterval(sep, 15); iv == nil || iv.Midpoint < 1005 || iv.Midpoint > 1045 || iv.Lo > 1000 || iv.Hi < 1050 {
+		t.Errorf("KneeInterval(passes 900-1000, fails 1050-1100 at the window's end) = %+v; want the estimate inside the gap, "+
+			"not on its edge, and the interval covering the gap", iv)
 	}
 	// Many separated probes narrow it to about the gap.
 	var rates []float64
@@ -67,7 +76,7 @@ func TestKneeIntervalSeparated(t *testing.T) {
 			vs = append(vs, F)
 		}
 	}
-	if iv := KneeInterval(judged(rates, vs), 10); iv == nil || iv.Lo < 960 || iv.Hi > 1040 {
+	if iv := KneeInterval(judged(rates, vs), 15); iv == nil || iv.Lo < 960 || iv.Hi > 1040 {
 		t.Errorf("KneeInterval(21 separated probes 900..1100, gap 1000-1010) = %+v; want within [960, 1040]", iv)
 	}
 }
@@ -81,40 +90,129 @@ func TestKneeIntervalNone(t *testing.T) {
 		{"passes only", judged([]float64{100, 200}, []result.Verdict{result.Pass, result.Pass})},
 		{"fails only", judged([]float64{100, 200}, []result.Verdict{result.Fail, result.NotSteady})},
 		{"fault and driver_limited do not count", judged([]float64{100, 200, 300}, []result.Verdict{result.Pass, result.Fault, result.DriverLimited})},
-		{"interrupted does not count", []result.Probe{{TargetRate: 100, Verdict: result.Pass}, {TargetRate: 200, Verdict: result.Fail, Interrupted: true}}},
+		{"interrupted does not count", []result.Probe{{TargetRate: 100, Verdict: result.Pass, MeasuredS: 15},
+			{TargetRate: 200, Verdict: result.Fail, MeasuredS: 3, Interrupted: true}}},
 	} {
-		if iv := KneeInterval(tc.ps, 10); iv != nil {
+		if iv := KneeInterval(tc.ps, 15); iv != nil {
 			t.Errorf("KneeInterval(%s) = %+v, want nil", tc.name, *iv)
 		}
 	}
 }
 
-// TestKneeIntervalCoverage: on data simulated from a known logistic the 90 % interval
-// covers the true midpoint in about 90 % of seeded replications.
-func TestKneeIntervalCoverage(t *testing.T) {
-	const reps, m, scale = 200, 1000.0, 30.0
-	covered := 0
-	for seed := uint64(1); seed <= reps; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 3))
-		var ps []result.Probe
-		for i := 0; i < 60; i++ {
-			r := math.Round(850 + 300*rng.Float64())
-			v := result.Fail
-			if rng.Float64() < 1/(1+math.Exp((r-m)/scale)) {
-				v = result.Pass
-			}
-			ps = append(ps, result.Probe{TargetRate: r, Verdict: v})
+// collapseSim draws probes from the model itself: collapses at rate λ(r) = ln 2 / window ·
+// exp(slope·(r − m)), so a probe of window seconds at m passes half the time. Each probe
+// runs length seconds unless it collapses first.
+func collapseSim(rng *rand.Rand, rates []float64, m, slope, window, length float64, hold bool) []result.Probe {
+	var ps []result.Probe
+	for _, r := range rates {
+		lambda := math.Ln2 / window * math.Exp(slope*(r-m))
+		at := rng.ExpFloat64() / lambda
+		p := result.Probe{TargetRate: r, Verdict: result.Pass, DurationS: length, MeasuredS: length, Hold: hold}
+		if at < length {
+			p.Verdict, p.MeasuredS = result.Fail, at
 		}
-		iv := KneeInterval(ps, 25)
-		if iv != nil && iv.Lo <= m && m <= iv.Hi {
-			covered++
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// TestKneeIntervalCoverage: on probes simulated from a known collapse rate the 90 %
+// interval covers the true even-odds rate in about 90 % of seeded replications: for
+// 15 s probes alone, and for 15 s probes and 6-minute holds together.
+func TestKneeIntervalCoverage(t *testing.T) {
+	const reps, m = 200, 1000.0
+	for _, tc := range []struct {
+		name   string
+		window float64
+		holds  int
+	}{
+		{"40 probes of 15 s", 15, 0},
+		{"30 probes of 15 s and 6 holds of 360 s", 360, 6},
+	} {
+		covered := 0
+		for seed := uint64(1); seed <= reps; seed++ {
+			rng := rand.New(rand.NewPCG(seed, 3))
+			var short, long []float64
+			for i := 0; i < 40-10*min(tc.holds, 1); i++ {
+				short = append(short, math.Round(850+300*rng.Float64()))
+			}
+			for i := 0; i < tc.holds; i++ {
+				long = append(long, math.Round(850+200*rng.Float64()))
+			}
+			// the same server for both: its collapses come at ln 2 / window · e^(r−m)/40
+			ps := collapseSim(rng, short, m, 1/40.0, tc.window, 15, false)
+			ps = append(ps, collapseSim(rng, long, m, 1/40.0, tc.window, 360, true)...)
+			iv := KneeInterval(ps, tc.window)
+			if iv != nil && iv.Lo <= m && m <= iv.Hi {
+				covered++
+			}
+		}
+		share := float64(covered) / reps
+		t.Logf("%s: the 90 %% interval covered the true rate in %d of %d replications (%.2f)", tc.name, covered, reps, share)
+		if share < 0.8 || share > 0.97 {
+			t.Errorf("KneeInterval coverage of m = %.0f (%s, window %.0f s) = %.2f over %d seeds; want 0.80..0.97",
+				m, tc.name, tc.window, share, reps)
 		}
 	}
-	share := float64(covered) / reps
-	t.Logf("90 %% interval covered the true midpoint in %d of %d replications (%.2f)", covered, reps, share)
-	if share < 0.8 || share > 0.97 {
-		t.Errorf("KneeInterval coverage of m = %.0f (scale %.0f, 60 probes in 850..1150) = %.2f over %d seeds; want 0.80..0.97",
-			m, scale, share, reps)
+}
+
+// TestKneeIntervalWindow: the same probes read against a longer reference window give a
+// lower even-odds rate (a rate that holds 15 s with even odds collapses within 6 minutes
+// more often than not), and a probe that collapsed in its first second counts as more
+// evidence than one judged failed at its end.
+func TestKneeIntervalWindow(t *testing.T) {
+	P, F := result.Pass, result.Fail
+	rates := []float64{800, 900, 1000, 1100, 1200, 1000, 1050, 950, 1000, 1050}
+	vs := []result.Verdict{P, P, P, F, F, P, F, P, F, P}
+	short, long := KneeInterval(judged(rates, vs), 15), KneeInterval(judged(rates, vs), 360)
+	if short == nil || long == nil || long.Midpoint >= short.Midpoint || long.WindowS != 360 {
+		t.Fatalf("KneeInterval(%v %v) against 15 s = %+v, against 360 s = %+v; want the 360 s estimate lower", rates, vs, short, long)
+	}
+	early := judged(rates, vs)
+	for i := range early {
+		if early[i].Verdict == F {
+			early[i].MeasuredS = 1
+		}
+	}
+	if e := KneeInterval(early, 15); e == nil || e.Hi-e.Lo >= short.Hi-short.Lo {
+		t.Errorf("fails found after 1 s: %+v; at the window's end: %+v; want the first interval narrower", e, short)
+	}
+}
+
+// TestKneeIntervalRecordedHolds: a recorded sweep (the main job's oltp sync=off of
+// 2026-12-05 17:15 UTC, 15 s probes, 360 s holds) whose 15 s probes passed up to 3,985
+// while holds failed at 3,678 (11 s), 3,372 (65 s) and 2,846 (3 s) and 2,627 held. The
+// short passes above the failed holds do not lift the estimate: a 6-minute probe passes
+// half the time below the lowest failed hold, and the interval holds the held knee.
+func TestKneeIntervalRecordedHolds(t *testing.T) {
+	P, F, N := result.Pass, result.Fail, result.NotSteady
+	type pr struct {
+		rate float64
+		v    result.Verdict
+		s    float64
+		hold bool
+	}
+	rec := []pr{{3065, P, 15, false}, {4291, F, 1.05454, false}, {3678, P, 15, false}, {3985, F, 1.22749, false},
+		{3678, P, 15, false}, {3985, F, 1.05916, false}, {3678, P, 15, false}, {3678, P, 15, false}, {3985, F, 1.10744, false},
+		{3985, P, 15, false}, {3678, N, 11.0166, true}, {3372, P, 15, false}, {3372, P, 15, false}, {3372, P, 15, false},
+		{3372, P, 15, false}, {3372, F, 65.2051, true}, {3219, P, 15, false}, {3219, F, 1.94469, false}, {3065, F, 1.58472, false},
+		{2189, P, 15, false}, {2627, F, 1.6264, false}, {2408, P, 15, false}, {2408, P, 15, false}, {2408, P, 15, false},
+		{2408, P, 15, false}, {2627, P, 15, false}, {2627, P, 15, false}, {2846, P, 15, false}, {2846, P, 15, false},
+		{2846, P, 15, false}, {2846, P, 15, false}, {3065, P, 15, false}, {3065, F, 14.4505, false}, {2846, F, 2.88195, true},
+		{2627, P, 15, false}, {2627, P, 360, true}}
+	var ps []result.Probe
+	for _, p := range rec {
+		ps = append(ps, result.Probe{TargetRate: p.rate, Verdict: p.v, MeasuredS: p.s, Hold: p.hold})
+	}
+	iv := KneeInterval(ps, 360)
+	if iv == nil || iv.Midpoint >= 2846 || iv.Lo > 2627 || iv.Hi < 2627 || iv.Hi > 3372 {
+		t.Errorf("KneeInterval(recorded oltp sync=off sweep, window 360 s) = %+v; want its estimate below the failed hold at 2,846 "+
+			"and an interval holding the held 2,627, below the hold that failed after 65 s at 3,372", iv)
+	}
+	// Against the probes' own 15 s the same sweep's even-odds rate is higher: the short
+	// probes passed up to 3,678 more often than not.
+	if short := KneeInterval(ps, 15); short == nil || iv == nil || short.Midpoint <= iv.Midpoint || short.Midpoint < 2846 {
+		t.Errorf("KneeInterval(recorded, window 15 s) = %+v; want an estimate above the 360 s one and the failed hold at 2,846", short)
 	}
 }
 
@@ -136,13 +234,13 @@ func TestKneeIntervalNoisyMonotone(t *testing.T) {
 			rates, vs = append(rates, r), append(vs, v)
 		}
 	}
-	iv := KneeInterval(judged(rates, vs), 10)
+	iv := KneeInterval(judged(rates, vs), 15)
 	if iv == nil || iv.Lo > 1000 || iv.Hi < 1000 || iv.Lo < 940 || iv.Hi > 1060 || iv.Lo > iv.Midpoint || iv.Midpoint > iv.Hi {
 		t.Errorf("KneeInterval(42 probes 900..1100, edge 1000, flipped at 980 and 1020) = %+v; want Lo <= midpoint <= Hi around 1000, within [940, 1060]", iv)
 	}
 	rates = []float64{500, 1000, 2000, 1500, 1250, 1125, 1190, 1160, 1160, 1190, 1125, 1160}
 	vs = []result.Verdict{P, P, F, F, F, P, F, P, F, P, P, F}
-	iv = KneeInterval(judged(rates, vs), 30)
+	iv = KneeInterval(judged(rates, vs), 15)
 	if iv == nil || iv.Lo > 1160 || iv.Hi < 1190 || iv.Lo < 470 || iv.Hi > 2030 {
 		t.Errorf("KneeInterval(12 probes, noisy edge 1125-1190: %v %v) = %+v; want an interval holding 1160-1190 within [470, 2030]", rates, vs, iv)
 	}

@@ -668,37 +668,15 @@ func (s *searcher) update() {
 // finish fills the knee, bracket, interval and cost once the search ends.
 func (s *searcher) finish() {
 	s.update()
-	b := s.sweep.Bracket
-	widen := b.Hi - b.Lo
-	if b.Lo == 0 || b.Hi == 0 {
-		widen = 0
+	window := s.cfg.Duration.Seconds()
+	if s.sweep.HoldS > 0 {
+		window = s.sweep.HoldS
 	}
-	s.sweep.Interval = KneeInterval(s.fitted(), widen)
+	s.sweep.Interval = KneeInterval(s.sweep.Probes, window)
 	if s.cfg.Round > 0 {
 		s.sweep.Rounds = s.cfg.Round
 		s.sweep.RoundKnees = append(s.sweep.RoundKnees, s.sweep.Knee)
 	}
-}
-
-// fitted are the probes the knee's interval is fitted to: every probe, with the passes at
-// or above the lowest rate whose hold failed counted as fails, as the bracket counts them
-// (its high edge drops to that rate: a rate above one that did not hold would not hold
-// either).
-func (s *searcher) fitted() []result.Probe {
-	unheld := math.Inf(1)
-	for r := range s.unheld {
-		unheld = min(unheld, r)
-	}
-	if math.IsInf(unheld, 1) {
-		return s.sweep.Probes
-	}
-	ps := append([]result.Probe(nil), s.sweep.Probes...)
-	for i := range ps {
-		if ps[i].TargetRate >= unheld && ps[i].Verdict == result.Pass {
-			ps[i].Verdict = result.Fail
-		}
-	}
-	return ps
 }
 
 // round keeps probe rates at whole transactions per second (so resumed searches match

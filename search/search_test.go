@@ -559,8 +559,15 @@ func TestSweepInterval(t *testing.T) {
 		for _, p := range sw.Probes {
 			lo, hi = min(lo, p.TargetRate), max(hi, p.TargetRate)
 		}
-		if iv == nil || iv.Lo > mid || iv.Hi < mid || iv.Lo < lo-w-1e-6 || iv.Hi > hi+w+1e-6 || iv.Level != 0.9 {
-			t.Errorf("seed %d: interval %+v, bracket %+v, probes %.0f..%.0f; want it around %.1f within the widened range", seed, iv, b, lo, hi, mid)
+		// Within the probed range widened by one bracket width, once there are five
+		// verdicts; four (three passes of 120 s and a fail) cannot rule out a collapse
+		// rate that does not grow with the rate, and the interval spans the fit's range.
+		wlo, whi := lo-w, hi+w
+		if len(sw.Probes) < 5 {
+			wlo, whi = lo/2, 2*hi
+		}
+		if iv == nil || iv.Lo > mid || iv.Hi < mid || iv.Lo < wlo-1e-6 || iv.Hi > whi+1e-6 || iv.Level != 0.9 {
+			t.Errorf("seed %d: interval %+v, bracket %+v, probes %.0f..%.0f; want it around %.1f within %.0f..%.0f", seed, iv, b, lo, hi, mid, wlo, whi)
 		}
 	}
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgceiling/pgceiling/result"
+)
+
+// TestRefitTwoFiles: two runs of one sweep 20 % apart, each with a narrow edge: neither
+// knee lies inside the other's refitted interval, and the check says so.
+func TestRefitTwoFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, knee float64, rates []float64, pass []bool) string {
+		f := result.NewFile("search")
+		sw := result.Sweep{Workload: "oltp", SyncCommit: "on", Knee: knee}
+		for i, r := range rates {
+			p := result.Probe{TargetRate: r, Verdict: result.Pass, DurationS: 15, MeasuredS: 15}
+			if !pass[i] {
+				p.Verdict, p.MeasuredS = result.Fail, 2 // cut short after 2 s
+			}
+			sw.Probes = append(sw.Probes, p)
+		}
+		f.Sweeps = append(f.Sweeps, sw)
+		path := filepath.Join(dir, name)
+		if err := result.Write(path, f); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	edge := []bool{true, true, true, false, false, true, false, true, false}
+	a := write("a.json", 1000, []float64{900, 950, 1000, 1050, 1100, 1000, 1050, 1000, 1050}, edge)
+	b := write("b.json", 800, []float64{720, 760, 800, 840, 880, 800, 840, 800, 840}, edge)
+	var out bytes.Buffer
+	if err := run(&out, []string{a, b}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	s := out.String()
+	if !strings.Contains(s, "0 of 2 knees inside") || !strings.Contains(s, "| a.json | oltp on | 1000 |") ||
+		!strings.Contains(s, "| b.json | oltp on | 800 |") {
+		t.Errorf("refit output:\n%s\nwant both files' rows and 0 of 2 knees inside (the runs are 20 %% apart)", s)
+	}
+	out.Reset()
+	if err := run(&out, []string{a, a}); err != nil || !strings.Contains(out.String(), "0 of 0 knees") {
+		t.Errorf("run(a, a) = %v:\n%s\nwant a file never compared with itself", err, out.String())
+	}
+	if err := run(&out, []string{filepath.Join(dir, "missing.json")}); err == nil {
+		t.Error("run(missing file) = nil error")
+	}
+}
