@@ -40,7 +40,8 @@ const IntervalMethod = "collapse-rate model: collapses a Poisson process of rate
 // likelihood's: every m whose deviance, maximized over b, is within the χ²₁ quantile
 // (2.706) of the best, within half the lowest rate probed and twice the highest. The fit
 // may place m below every probe (a search that held its first rate has no probe lower
-// down); the interval then says how far the data reach. nil without a pass and a fail.
+// down); the interval then says how far the data reach. nil without a pass and a fail at
+// two rates or more.
 func KneeInterval(probes []result.Probe, window float64) *result.Interval {
 	var c collapses
 	var rates []float64
@@ -65,13 +66,16 @@ func KneeInterval(probes []result.Probe, window float64) *result.Interval {
 		rates = append(rates, p.TargetRate)
 		c.t, c.d, c.T = append(c.t, t), append(c.d, d), append(c.T, max(p.DurationS, t))
 	}
-	if !pass || !fail {
+	if !pass || !fail || slices.Min(rates) == slices.Max(rates) { // one rate: no slope to fit
 		return nil
 	}
 	if window <= 0 {
 		window = slices.Max(c.T)
 	}
-	lo, mid, hi := c.fit(rates, window)
+	lo, mid, hi, ok := c.fit(rates, window)
+	if !ok {
+		return nil
+	}
 	return &result.Interval{Lo: lo, Hi: hi, Level: IntervalLevel, Midpoint: mid, Method: IntervalMethod,
 		Probes: len(rates), WindowS: window}
 }
@@ -102,36 +106,38 @@ type collapses struct {
 
 // pll is the Firth-penalized log-likelihood at the standardized even-odds rate m and
 // slope b (x units): log λ(x) = k + b(x − m), so that λ(m)·window = ln 2. The penalty is
-// ½ log det of the Fisher information of (a, b) of a probe observed until its collapse or
-// its window's end, whose weight is the chance of a collapse within the window asked for,
-// 1 − e^(−λT).
+// ½ log det of the Fisher information of (a, b), each probe weighted as if only its pass
+// or fail at the end of the window asked for, T, were seen: with μ = λT the weight is
+// μ² e^(−μ) / (1 − e^(−μ)). A collapse seen at its second carries more information
+// (1 − e^(−μ)), so this prior is the more conservative one, and unlike that one its
+// weights vanish as the slope grows, which keeps the fit finite when every pass lies
+// below every fail and every fail ran its whole window.
 func (c collapses) pll(m, b float64) float64 {
-	var ll, sw, swx, swxx float64
+	var ll, sw, xbar, ss float64 // ss = Σw(x − x̄)², by West's weighted update (no cancellation)
 	for i, x := range c.x {
 		eta := c.k + b*(x-m)
-		lt := math.Exp(eta) * c.t[i] // λt
+		lambda := math.Exp(eta)
+		lt := lambda * c.t[i] // +Inf when exp overflows: −Inf below, no NaN (t ≥ 1)
 		switch c.d[i] {
 		case survived:
 			ll -= lt
 		case at:
 			ll += eta - lt
 		case within:
-			if lt < 1e-12 {
-				ll += math.Log(lt) // log(1 − e^(−λt)) ≈ log λt; 0 when it underflows
-			} else {
-				ll += math.Log(-math.Expm1(-lt))
-			}
+			ll += math.Log(-math.Expm1(-lt)) // −Inf when λt underflows to 0
 		}
-		w := -math.Expm1(-math.Exp(eta) * c.T[i])
-		sw += w
-		swx += w * x
-		swxx += w * x * x
+		if mu := lambda * c.T[i]; mu > 0 && mu < 700 {
+			w := mu * mu * math.Exp(-mu) / -math.Expm1(-mu)
+			sw += w
+			d := x - xbar
+			xbar += d * w / sw
+			ss += w * d * (x - xbar)
+		}
 	}
-	det := sw*swxx - swx*swx
-	if det <= 0 || math.IsInf(ll, -1) || math.IsNaN(ll) {
+	if sw <= 0 || ss <= 0 || math.IsInf(ll, -1) || math.IsNaN(ll) {
 		return math.Inf(-1)
 	}
-	return ll + 0.5*math.Log(det)
+	return ll + 0.5*math.Log(sw*ss) // det of the information = Σw · Σw(x − x̄)²
 }
 
 // slopes is the grid of b the profile starts from: 10⁻³ … 10⁴, log-spaced (b > 0: a
@@ -182,8 +188,8 @@ func goldenMax(f func(float64) float64, a, c float64, iter int) (x, fx float64) 
 }
 
 // fit standardizes rates into c.x and returns the interval and the estimate (in rates)
-// of the model, within [min / 2, 2 max].
-func (c *collapses) fit(rates []float64, window float64) (lo, mid, hi float64) {
+// of the model, within [min / 2, 2 max]; ok is false when no fit exists.
+func (c *collapses) fit(rates []float64, window float64) (lo, mid, hi float64, ok bool) {
 	rmin, rmax, mean := math.Inf(1), math.Inf(-1), 0.0
 	for _, r := range rates {
 		rmin, rmax, mean = min(rmin, r), max(rmax, r), mean+r/float64(len(rates))
@@ -201,31 +207,38 @@ func (c *collapses) fit(rates []float64, window float64) (lo, mid, hi float64) {
 	for i, r := range rates {
 		c.x[i] = (r - mean) / sc
 	}
-	xl, xm, xh := profileInterval(c.profile, (rmin/2-mean)/sc, (2*rmax-mean)/sc)
-	return mean + sc*xl, mean + sc*xm, mean + sc*xh
+	xl, xm, xh, ok := profileInterval(c.profile, (rmin/2-mean)/sc, (2*rmax-mean)/sc)
+	return mean + sc*xl, mean + sc*xm, mean + sc*xh, ok
 }
 
 // profileInterval maximizes the profile log-likelihood prof over [xlo, xhi] (a grid, then
 // golden section around the best grid point) and returns the IntervalLevel interval —
-// every x within the χ²₁ quantile's half of the best — with the maximum.
-func profileInterval(prof func(float64) float64, xlo, xhi float64) (lo, best, hi float64) {
-	const grid = 60
+// every x within the χ²₁ quantile's half of the best — with the maximum; ok is false when
+// prof is −∞ everywhere.
+func profileInterval(prof func(float64) float64, xlo, xhi float64) (lo, best, hi float64, ok bool) {
+	const grid = 100
 	step := (xhi - xlo) / grid
+	at := func(i int) float64 { return xlo + float64(i)*step }
 	vals := make([]float64, grid+1)
 	kBest := 0
 	for i := range vals {
-		vals[i] = prof(xlo + float64(i)*step)
+		vals[i] = prof(at(i))
 		if vals[i] > vals[kBest] {
 			kBest = i
 		}
 	}
-	mBest, vBest := goldenMax(prof, max(xlo, xlo+float64(kBest-1)*step), min(xhi, xlo+float64(kBest+1)*step), 40)
+	if math.IsInf(vals[kBest], -1) {
+		return 0, 0, 0, false
+	}
+	mBest, vBest := goldenMax(prof, at(max(kBest-1, 0)), at(min(kBest+1, grid)), 40)
 	if vals[kBest] > vBest {
-		mBest, vBest = xlo+float64(kBest)*step, vals[kBest]
+		mBest, vBest = at(kBest), vals[kBest]
 	}
 	crit := distuv.ChiSquared{K: 1}.Quantile(IntervalLevel) / 2 // on the log-likelihood scale
 	in := func(m float64) bool { return vBest-prof(m) <= crit }
-	// the outermost grid points within the cut-off, then bisection to the crossing
+	// The outermost grid points within the cut-off (or, when the peak is narrower than a
+	// step, none: mBest alone is inside), then bisection from the inside to the grid point
+	// beyond, which is outside.
 	first, last := -1, -1
 	for i, v := range vals {
 		if vBest-v <= crit {
@@ -235,17 +248,19 @@ func profileInterval(prof func(float64) float64, xlo, xhi float64) (lo, best, hi
 			last = i
 		}
 	}
-	if first < 0 {
-		first, last = kBest, kBest
+	xl, xh := mBest, mBest
+	left, right := int(math.Floor((mBest-xlo)/step)), int(math.Ceil((mBest-xlo)/step)) // outside
+	if first >= 0 {
+		xl, xh = min(at(first), mBest), max(at(last), mBest)
+		left, right = first-1, last+1
 	}
-	xl, xh := xlo+float64(first)*step, xlo+float64(last)*step
-	if first > 0 {
-		xl = crossing(in, xl-step, xl)
+	if left >= 0 {
+		xl = crossing(in, at(left), xl)
 	}
-	if last < grid {
-		xh = crossing(in, xh+step, xh)
+	if right <= grid {
+		xh = crossing(in, at(right), xh)
 	}
-	return min(xl, mBest), mBest, max(xh, mBest)
+	return xl, mBest, xh, true
 }
 
 // crossing bisects between out (not in the interval) and in (in it) for the boundary.

@@ -36,9 +36,7 @@ func TestKneeIntervalSeparated(t *testing.T) {
 		iv := KneeInterval(ps, 15)
 		call := fmt.Sprintf("KneeInterval(%s: %v %v, window 15 s)", tc.name, tc.rates, tc.verdicts)
 		var lo, hi float64 = 0, math.Inf(1) // the bracket: highest pass, lowest fail
-		rmin, rmax := math.Inf(1), 0.0
 		for i, r := range tc.rates {
-			rmin, rmax = min(rmin, r), max(rmax, r)
 			if tc.verdicts[i] == P {
 				lo = max(lo, r)
 			} else {
@@ -50,11 +48,10 @@ func TestKneeIntervalSeparated(t *testing.T) {
 			continue
 		}
 		mid := (lo + hi) / 2
-		if iv.Lo > mid || iv.Hi < mid || iv.Lo < rmin/2-1e-6 || iv.Hi > 2*rmax+1e-6 ||
-			iv.Midpoint < iv.Lo || iv.Midpoint > iv.Hi || iv.Level != IntervalLevel || iv.Probes != len(tc.rates) ||
-			iv.Method == "" || iv.WindowS != 15 {
-			t.Errorf("%s = %+v; want an interval around the bracket midpoint %.1f within [%.0f, %.0f], holding its estimate",
-				call, *iv, mid, rmin/2, 2*rmax)
+		if w := hi - lo; iv.Lo > mid || iv.Hi < mid || iv.Midpoint < lo-w || iv.Midpoint > hi+w || iv.Level != IntervalLevel ||
+			iv.Probes != len(tc.rates) || iv.Method == "" || iv.WindowS != 15 {
+			t.Errorf("%s = %+v; want an interval around the bracket midpoint %.1f, its estimate within a bracket width of %.0f-%.0f",
+				call, *iv, mid, lo, hi)
 		}
 	}
 	// Separated, every fail found at its window's end: the unpenalized likelihood is best
@@ -101,8 +98,9 @@ func TestKneeIntervalNone(t *testing.T) {
 
 // collapseSim draws probes from the model itself: collapses at rate λ(r) = ln 2 / window ·
 // exp(slope·(r − m)), so a probe of window seconds at m passes half the time. Each probe
-// runs length seconds unless it collapses first.
-func collapseSim(rng *rand.Rand, rates []float64, m, slope, window, length float64, hold bool) []result.Probe {
+// runs length seconds unless it collapses first; a collapse is found out at once (the
+// probe cut short there), or, with probability atEnd, only at the window's end.
+func collapseSim(rng *rand.Rand, rates []float64, m, slope, window, length, atEnd float64, hold bool) []result.Probe {
 	var ps []result.Probe
 	for _, r := range rates {
 		lambda := math.Ln2 / window * math.Exp(slope*(r-m))
@@ -110,6 +108,9 @@ func collapseSim(rng *rand.Rand, rates []float64, m, slope, window, length float
 		p := result.Probe{TargetRate: r, Verdict: result.Pass, DurationS: length, MeasuredS: length, Hold: hold}
 		if at < length {
 			p.Verdict, p.MeasuredS = result.Fail, at
+			if rng.Float64() < atEnd {
+				p.Verdict, p.MeasuredS = result.NotSteady, length
+			}
 		}
 		ps = append(ps, p)
 	}
@@ -118,16 +119,18 @@ func collapseSim(rng *rand.Rand, rates []float64, m, slope, window, length float
 
 // TestKneeIntervalCoverage: on probes simulated from a known collapse rate the 90 %
 // interval covers the true even-odds rate in about 90 % of seeded replications: for
-// 15 s probes alone, and for 15 s probes and 6-minute holds together.
+// 15 s probes alone, each collapse found out at once, and for 15 s probes and 6-minute
+// holds together, a third of the collapses found out only at the window's end.
 func TestKneeIntervalCoverage(t *testing.T) {
 	const reps, m = 200, 1000.0
 	for _, tc := range []struct {
 		name   string
 		window float64
 		holds  int
+		atEnd  float64
 	}{
-		{"40 probes of 15 s", 15, 0},
-		{"30 probes of 15 s and 6 holds of 360 s", 360, 6},
+		{"40 probes of 15 s", 15, 0, 0},
+		{"30 probes of 15 s and 6 holds of 360 s, a third of the fails found at the end", 360, 6, 1.0 / 3},
 	} {
 		covered := 0
 		for seed := uint64(1); seed <= reps; seed++ {
@@ -140,8 +143,8 @@ func TestKneeIntervalCoverage(t *testing.T) {
 				long = append(long, math.Round(850+200*rng.Float64()))
 			}
 			// the same server for both: its collapses come at ln 2 / window · e^(r−m)/40
-			ps := collapseSim(rng, short, m, 1/40.0, tc.window, 15, false)
-			ps = append(ps, collapseSim(rng, long, m, 1/40.0, tc.window, 360, true)...)
+			ps := collapseSim(rng, short, m, 1/40.0, tc.window, 15, tc.atEnd, false)
+			ps = append(ps, collapseSim(rng, long, m, 1/40.0, tc.window, 360, tc.atEnd, true)...)
 			iv := KneeInterval(ps, tc.window)
 			if iv != nil && iv.Lo <= m && m <= iv.Hi {
 				covered++
@@ -202,7 +205,11 @@ func TestKneeIntervalRecordedHolds(t *testing.T) {
 		{2627, P, 15, false}, {2627, P, 360, true}}
 	var ps []result.Probe
 	for _, p := range rec {
-		ps = append(ps, result.Probe{TargetRate: p.rate, Verdict: p.v, MeasuredS: p.s, Hold: p.hold})
+		asked := 15.0
+		if p.hold {
+			asked = 360
+		}
+		ps = append(ps, result.Probe{TargetRate: p.rate, Verdict: p.v, DurationS: asked, MeasuredS: p.s, Hold: p.hold})
 	}
 	iv := KneeInterval(ps, 360)
 	if iv == nil || iv.Midpoint >= 2846 || iv.Lo > 2627 || iv.Hi < 2627 || iv.Hi > 3372 {
@@ -235,14 +242,17 @@ func TestKneeIntervalNoisyMonotone(t *testing.T) {
 		}
 	}
 	iv := KneeInterval(judged(rates, vs), 15)
-	if iv == nil || iv.Lo > 1000 || iv.Hi < 1000 || iv.Lo < 940 || iv.Hi > 1060 || iv.Lo > iv.Midpoint || iv.Midpoint > iv.Hi {
-		t.Errorf("KneeInterval(42 probes 900..1100, edge 1000, flipped at 980 and 1020) = %+v; want Lo <= midpoint <= Hi around 1000, within [940, 1060]", iv)
+	if iv == nil || iv.Lo > 1000 || iv.Hi < 1000 || iv.Lo < 940 || iv.Hi > 1060 || math.Abs(iv.Midpoint-1005) > 20 {
+		t.Errorf("KneeInterval(42 probes 900..1100, edge 1000, flipped at 980 and 1020) = %+v; want an interval around 1000 within [940, 1060], the estimate within 20 of the edge", iv)
 	}
 	rates = []float64{500, 1000, 2000, 1500, 1250, 1125, 1190, 1160, 1160, 1190, 1125, 1160}
 	vs = []result.Verdict{P, P, F, F, F, P, F, P, F, P, P, F}
 	iv = KneeInterval(judged(rates, vs), 15)
-	if iv == nil || iv.Lo > 1160 || iv.Hi < 1190 || iv.Lo < 470 || iv.Hi > 2030 {
-		t.Errorf("KneeInterval(12 probes, noisy edge 1125-1190: %v %v) = %+v; want an interval holding 1160-1190 within [470, 2030]", rates, vs, iv)
+	// A dozen noisy probes, every fail at its window's end, say less: a collapse rate that
+	// barely grows with the rate is not ruled out below, and the interval reaches down
+	// into the fit's range; above, the fails at 1,250-2,000 bound it.
+	if iv == nil || iv.Lo > 1160 || iv.Hi < 1190 || iv.Hi > 2030 {
+		t.Errorf("KneeInterval(12 probes, noisy edge 1125-1190: %v %v) = %+v; want an interval holding 1160-1190, below 2,030", rates, vs, iv)
 	}
 }
 

@@ -8,8 +8,8 @@
 //
 //	go run ./bench/refit FILE.json [FILE.json ...]
 //
-// The reference window is the sweep's hold window (hold_s) when it has one, else its
-// probes' measured window, as pgceiling search uses it. Rates are tx/s (rows/s for copy).
+// The reference window is the sweep's hold window (hold_s) once a hold ran, else its
+// probes' measured window, as pgceiling search takes it. Rates are tx/s (rows/s for copy).
 package main
 
 import (
@@ -48,7 +48,13 @@ func run(w io.Writer, files []string) error {
 			return err
 		}
 		for _, sw := range rf.Sweeps {
-			all = append(all, fitted{file: filepath.Base(f), sw: sw, iv: search.KneeInterval(sw.Probes, sw.HoldS)})
+			window := 0.0 // the probes' own window, as pgceiling search takes it before a hold ran
+			for _, p := range sw.Probes {
+				if p.Hold && !p.Interrupted {
+					window = sw.HoldS
+				}
+			}
+			all = append(all, fitted{file: filepath.Base(f), sw: sw, iv: search.KneeInterval(sw.Probes, window)})
 		}
 	}
 	fmt.Fprintln(w, "| file | sweep | knee | held | refitted: a probe of the window passes half the time at | 90 % interval | window | recorded interval |")
