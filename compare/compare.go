@@ -213,12 +213,29 @@ func differences(a, b *result.File) []Difference {
 	add("client cores", cores(da.ClientCores), cores(db.ClientCores))
 	add("server cores", cores(da.ServerCores), cores(db.ServerCores))
 	add("server", serverKind(da), serverKind(db))
+	add("knee interval", intervalMethod(a), intervalMethod(b))
 	for _, k := range unionKeys(a.Config, b.Config) {
 		if !ignoredConfig[k] {
 			add("--"+k, a.Config[k], b.Config[k])
 		}
 	}
 	return out
+}
+
+// intervalMethod names how f's knee intervals were made, e.g. "collapse-rate model": the
+// method's text up to its first colon or semicolon; "" without an interval. Intervals of
+// two methods answer different questions, so their overlap is read with that in mind.
+func intervalMethod(f *result.File) string {
+	for i := range f.Sweeps {
+		if iv := f.Sweeps[i].Interval; iv != nil && iv.Method != "" {
+			m := iv.Method
+			if j := strings.IndexAny(m, ":;"); j > 0 {
+				m = m[:j]
+			}
+			return m
+		}
+	}
+	return ""
 }
 
 func unionKeys(a, b map[string]string) []string {

@@ -122,6 +122,36 @@ func TestCompareMissingSweepAndDifferences(t *testing.T) {
 	}
 }
 
+// TestCompareIntervalMethods: a file whose intervals were made by another method (the
+// logistic fit of files before 2026-12-05) is named in the differences, so an overlap is
+// not read across two questions unawares.
+func TestCompareIntervalMethods(t *testing.T) {
+	a, b := fixture(t, "search.json"), fixture(t, "search.json")
+	for i := range b.Sweeps {
+		if iv := b.Sweeps[i].Interval; iv != nil {
+			cp := *iv
+			cp.Method = "collapse-rate model: collapses a Poisson process; more"
+			b.Sweeps[i].Interval = &cp
+		}
+	}
+	c, err := Compare(a, b, "a", "b", Options{KneeDrop: -1, P99Rise: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d *Difference
+	for i := range c.Differences {
+		if c.Differences[i].What == "knee interval" {
+			d = &c.Differences[i]
+		}
+	}
+	if d == nil || d.A != "logistic fit" || d.B != "collapse-rate model" {
+		t.Errorf("differences %+v; want knee interval: logistic fit against collapse-rate model", c.Differences)
+	}
+	if same, _ := Compare(a, a, "a", "a", Options{KneeDrop: -1, P99Rise: -1}); len(same.Differences) != 0 {
+		t.Errorf("a file against itself: differences %+v, want none", same.Differences)
+	}
+}
+
 func TestCompareRuns(t *testing.T) {
 	a, b := fixture(t, "run.json"), fixture(t, "run.json")
 	if _, err := Compare(a, fixture(t, "search.json"), "run.json", "search.json", NoGates); err == nil ||
