@@ -182,9 +182,30 @@ func TestKneeIntervalWindow(t *testing.T) {
 	}
 }
 
+// TestKneeIntervalHoldFailsItsWindow: a hold's collapse counts as a fail of its window
+// whenever it came — at the checkpoint 300 s in or after 3 s gives the same interval —
+// while a short probe's time counts.
+func TestKneeIntervalHoldFailsItsWindow(t *testing.T) {
+	P, F := result.Pass, result.Fail
+	probes := func(holdFailAt, shortFailAt float64) []result.Probe {
+		ps := judged([]float64{1800, 1900, 2000, 2100, 2000, 2100}, []result.Verdict{P, P, P, F, P, P})
+		ps[3].MeasuredS = shortFailAt
+		return append(ps,
+			result.Probe{TargetRate: 2000, Verdict: F, Hold: true, DurationS: 360, MeasuredS: holdFailAt},
+			result.Probe{TargetRate: 1900, Verdict: P, Hold: true, DurationS: 360, MeasuredS: 360})
+	}
+	early, late := KneeInterval(probes(3, 1), 360), KneeInterval(probes(300, 1), 360)
+	if early == nil || late == nil || *early != *late {
+		t.Errorf("a hold failed after 3 s: %+v; after 300 s: %+v; want the same interval", early, late)
+	}
+	if slow := KneeInterval(probes(300, 14), 360); slow == nil || late == nil || math.Abs(slow.Midpoint-late.Midpoint) < 1 {
+		t.Errorf("a short probe cut short after 14 s: %+v; after 1 s: %+v; want its time to move the estimate", slow, late)
+	}
+}
+
 // TestKneeIntervalRecordedHolds: a recorded sweep (the main job's oltp sync=off of
 // 2026-12-05 17:15 UTC, 15 s probes, 360 s holds) whose 15 s probes passed up to 3,985
-// while holds failed at 3,678 (11 s), 3,372 (65 s) and 2,846 (3 s) and 2,627 held. The
+// while holds failed at 3,678, 3,372 and 2,846 and 2,627 held. The
 // short passes above the failed holds do not lift the estimate: a 6-minute probe passes
 // half the time below the lowest failed hold, and the interval holds the held knee.
 func TestKneeIntervalRecordedHolds(t *testing.T) {
