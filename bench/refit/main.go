@@ -6,13 +6,16 @@
 //
 // Usage, from anywhere inside the module:
 //
-//	go run ./bench/refit FILE.json [FILE.json ...]
+//	go run ./bench/refit [-window SECONDS] FILE.json [FILE.json ...]
 //
 // The reference window is the sweep's hold window (hold_s) once a hold ran, else its
-// probes' measured window, as pgceiling search takes it. Rates are tx/s (rows/s for copy).
+// probes' measured window, as pgceiling search takes it; -window sets one for every
+// sweep, so searches made with different probe lengths answer the same question ("which
+// rate does a probe of SECONDS pass half the time?"). Rates are tx/s (rows/s for copy).
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,17 +33,26 @@ type fitted struct {
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" {
-		fmt.Fprintln(os.Stderr, "usage: go run ./bench/refit FILE.json [FILE.json ...]")
+	fs := flag.NewFlagSet("refit", flag.ContinueOnError)
+	window := fs.Float64("window", 0, "reference window in seconds for every sweep (0: each sweep's own)")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: go run ./bench/refit [-window SECONDS] FILE.json [FILE.json ...]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
 	}
-	if err := run(os.Stdout, os.Args[1:]); err != nil {
+	if fs.NArg() < 1 || *window < 0 {
+		fs.Usage()
+		os.Exit(2)
+	}
+	if err := run(os.Stdout, fs.Args(), *window); err != nil {
 		fmt.Fprintln(os.Stderr, "refit:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w io.Writer, files []string) error {
+func run(w io.Writer, files []string, fixed float64) error {
 	var all []fitted
 	for _, f := range files {
 		rf, err := result.Read(f)
@@ -48,9 +60,9 @@ func run(w io.Writer, files []string) error {
 			return err
 		}
 		for _, sw := range rf.Sweeps {
-			window := 0.0 // the probes' own window, as pgceiling search takes it before a hold ran
-			for _, p := range sw.Probes {
-				if p.Hold && !p.Interrupted {
+			window := fixed
+			for _, p := range sw.Probes { // else the hold's once one ran, as pgceiling search takes it
+				if window == 0 && p.Hold && !p.Interrupted {
 					window = sw.HoldS
 				}
 			}

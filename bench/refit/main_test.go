@@ -34,7 +34,7 @@ func TestRefitTwoFiles(t *testing.T) {
 	a := write("a.json", 1000, []float64{900, 950, 1000, 1050, 1100, 1000, 1050, 1000, 1050}, edge)
 	b := write("b.json", 800, []float64{720, 760, 800, 840, 880, 800, 840, 800, 840}, edge)
 	var out bytes.Buffer
-	if err := run(&out, []string{a, b}); err != nil {
+	if err := run(&out, []string{a, b}, 0); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	s := out.String()
@@ -43,10 +43,15 @@ func TestRefitTwoFiles(t *testing.T) {
 		t.Errorf("refit output:\n%s\nwant both files' rows and 0 of 2 knees inside (the runs are 20 %% apart)", s)
 	}
 	out.Reset()
-	if err := run(&out, []string{a, a}); err != nil || !strings.Contains(out.String(), "0 of 0 knees") {
+	if err := run(&out, []string{a, a}, 0); err != nil || !strings.Contains(out.String(), "0 of 0 knees") {
 		t.Errorf("run(a, a) = %v:\n%s\nwant a file never compared with itself", err, out.String())
 	}
-	if err := run(&out, []string{filepath.Join(dir, "missing.json")}); err == nil {
+	// -window: every sweep read against the one window given.
+	out.Reset()
+	if err := run(&out, []string{a}, 300); err != nil || !strings.Contains(out.String(), "| 300 s |") {
+		t.Errorf("run(a, window 300) = %v:\n%s\nwant the 300 s window", err, out.String())
+	}
+	if err := run(&out, []string{filepath.Join(dir, "missing.json")}, 0); err == nil {
 		t.Error("run(missing file) = nil error")
 	}
 }
