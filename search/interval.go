@@ -85,6 +85,19 @@ func KneeInterval(probes []result.Probe, window float64) *result.Interval {
 		Probes: len(rates), WindowS: window}
 }
 
+// ReferenceWindow is the window, in seconds, a sweep's knee interval refers to: the hold's
+// (holdS) once a hold ran, else probe, the probes' measured window (0: KneeInterval takes
+// the longest window asked). Before a hold ran a 6-minute estimate from 15 s probes alone
+// would rest on the model's reach, not on data.
+func ReferenceWindow(probes []result.Probe, holdS, probe float64) float64 {
+	for _, p := range probes {
+		if p.Hold && !p.Interrupted {
+			return holdS
+		}
+	}
+	return probe
+}
+
 // RatioRange is the range of the ratio of two knees given their intervals, e.g.
 // synchronous_commit off over on: [a.Lo / b.Hi, a.Hi / b.Lo]. ok is false when either
 // interval is missing or b's could be zero.

@@ -668,16 +668,7 @@ func (s *searcher) update() {
 // finish fills the knee, bracket, interval and cost once the search ends.
 func (s *searcher) finish() {
 	s.update()
-	// The hold's window once a hold ran; before, the probes' own (a 6-minute estimate from
-	// 15 s probes alone would rest on the model's reach, not on data).
-	window := s.cfg.Duration.Seconds()
-	for _, p := range s.sweep.Probes {
-		if p.Hold && !p.Interrupted {
-			window = s.sweep.HoldS
-			break
-		}
-	}
-	s.sweep.Interval = KneeInterval(s.sweep.Probes, window)
+	s.sweep.Interval = KneeInterval(s.sweep.Probes, ReferenceWindow(s.sweep.Probes, s.sweep.HoldS, s.cfg.Duration.Seconds()))
 	if s.cfg.Round > 0 {
 		s.sweep.Rounds = s.cfg.Round
 		s.sweep.RoundKnees = append(s.sweep.RoundKnees, s.sweep.Knee)

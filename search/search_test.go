@@ -566,8 +566,9 @@ func TestSweepInterval(t *testing.T) {
 		if len(sw.Probes) < 5 {
 			wlo, whi = lo/2, 2*hi
 		}
-		if iv == nil || iv.Lo > mid || iv.Hi < mid || iv.Lo < wlo-1e-6 || iv.Hi > whi+1e-6 || iv.Level != 0.9 {
-			t.Errorf("seed %d: interval %+v, bracket %+v, probes %.0f..%.0f; want it around %.1f within %.0f..%.0f", seed, iv, b, lo, hi, mid, wlo, whi)
+		if iv == nil || iv.Lo > mid || iv.Hi < mid || iv.Lo < wlo-1e-6 || iv.Hi > whi+1e-6 || iv.Level != 0.9 || iv.WindowS != s.Duration {
+			t.Errorf("seed %d: interval %+v, bracket %+v, probes %.0f..%.0f; want it around %.1f within %.0f..%.0f, for the probes' %.0f s",
+				seed, iv, b, lo, hi, mid, wlo, whi, s.Duration)
 		}
 	}
 }

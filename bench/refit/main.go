@@ -61,10 +61,8 @@ func run(w io.Writer, files []string, fixed float64) error {
 		}
 		for _, sw := range rf.Sweeps {
 			window := fixed
-			for _, p := range sw.Probes { // else the hold's once one ran, as pgceiling search takes it
-				if window == 0 && p.Hold && !p.Interrupted {
-					window = sw.HoldS
-				}
+			if window == 0 {
+				window = search.ReferenceWindow(sw.Probes, sw.HoldS, 0)
 			}
 			all = append(all, fitted{file: filepath.Base(f), sw: sw, iv: search.KneeInterval(sw.Probes, window)})
 		}
