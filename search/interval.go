@@ -34,9 +34,8 @@ const IntervalMethod = "collapse-rate model: collapses a Poisson process of rate
 // stall no short probe reaches and which is not a Poisson event (measured: `oltp`
 // sync=off holds at 2,524 and 2,644 tx/s collapsed 294 s and 319 s into 360 s, at the
 // checkpoint), so its collapse's time says when the checkpoint came, not how often the
-// server collapses. The estimate
-// (Midpoint) is m with λ(m)·window = ln 2: the rate at which a probe of the reference
-// window — the hold's, else the probes' — passes half the time. The fit is Firth's
+// server collapses. The estimate (Midpoint) is m with λ(m)·window = ln 2: the rate at
+// which a probe of the reference window (ReferenceWindow) passes half the time. The fit is Firth's
 // penalized maximum likelihood (log-likelihood + ½ log det of the Fisher information),
 // finite when every pass lies below every fail; the interval is the profile penalized
 // likelihood's: every m whose deviance, maximized over b, is within the χ²₁ quantile
