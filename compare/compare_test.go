@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pgceiling/pgceiling/result"
+	"github.com/pgceiling/pgceiling/search"
 )
 
 func fixture(t *testing.T, name string) *result.File {
@@ -130,7 +131,7 @@ func TestCompareIntervalMethods(t *testing.T) {
 	for i := range b.Sweeps {
 		if iv := b.Sweeps[i].Interval; iv != nil {
 			cp := *iv
-			cp.Method = "collapse-rate model: collapses a Poisson process; more"
+			cp.Method = search.IntervalMethod
 			b.Sweeps[i].Interval = &cp
 		}
 	}

@@ -12,7 +12,7 @@ import (
 const IntervalLevel = 0.9
 
 // IntervalMethod is recorded in result.Interval.Method.
-const IntervalMethod = "collapse-rate model: collapses a Poisson process of rate exp(a + b·rate), fitted to every judged probe's outcome and seconds by Firth-penalized maximum likelihood; profile-likelihood interval of the rate a probe of the reference window passes half the time"
+const IntervalMethod = "collapse-rate model: Poisson collapses at rate exp(a + b·rate), Firth-penalized fit to every judged probe's outcome and seconds, profile-likelihood interval"
 
 // KneeInterval fits a model of when probes collapse to every judged probe — pass,
 // fail and not_steady; fault, driver_limited and interrupted probes left out — and gives
