@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/pgceiling/pgceiling/result"
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -207,15 +208,8 @@ func goldenMax(f func(float64) float64, a, c float64, iter int) (x, fx float64) 
 // fit standardizes rates into c.x and returns the interval and the estimate (in rates)
 // of the model, within [min / 2, 2 max]; ok is false when no fit exists.
 func (c *collapses) fit(rates []float64, window float64) (lo, mid, hi float64, ok bool) {
-	rmin, rmax, mean := math.Inf(1), math.Inf(-1), 0.0
-	for _, r := range rates {
-		rmin, rmax, mean = min(rmin, r), max(rmax, r), mean+r/float64(len(rates))
-	}
-	var ss float64
-	for _, r := range rates {
-		ss += (r - mean) * (r - mean)
-	}
-	sc := math.Sqrt(ss / float64(len(rates)))
+	rmin, rmax := slices.Min(rates), slices.Max(rates)
+	mean, sc := stat.PopMeanStdDev(rates, nil)
 	if sc <= 0 {
 		sc = max(rmax/10, 1)
 	}
