@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,13 +39,30 @@ func TestRefitTwoFiles(t *testing.T) {
 		t.Fatalf("run: %v", err)
 	}
 	s := out.String()
-	if !strings.Contains(s, "0 of 2 knees inside") || !strings.Contains(s, "| a.json | oltp on | 1000 |") ||
+	if !strings.Contains(s, "0 of 2 knees inside") || !strings.Contains(s, "0 of 2 estimates inside") ||
+		!strings.Contains(s, "0 of 1 pairs of intervals overlap") || !strings.Contains(s, "| a.json | oltp on | 1000 |") ||
 		!strings.Contains(s, "| b.json | oltp on | 800 |") {
 		t.Errorf("refit output:\n%s\nwant both files' rows and 0 of 2 knees inside (the runs are 20 %% apart)", s)
 	}
 	out.Reset()
 	if err := run(&out, []string{a, a}, 0); err != nil || !strings.Contains(out.String(), "0 of 0 knees") {
 		t.Errorf("run(a, a) = %v:\n%s\nwant a file never compared with itself", err, out.String())
+	}
+	// Two runs whose files share a name (run1/search.json, run2/search.json) are still
+	// two runs, named by their paths: a run of the same probes agrees with itself.
+	for _, d := range []string{"run1", "run2"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a1, a2 := write("run1/search.json", 1000, []float64{900, 950, 1000, 1050, 1100, 1000, 1050, 1000, 1050}, edge), filepath.Join(dir, "run2", "search.json")
+	if data, err := os.ReadFile(a1); err != nil || os.WriteFile(a2, data, 0o644) != nil {
+		t.Fatal("copy run1/search.json to run2:", err)
+	}
+	out.Reset()
+	if err := run(&out, []string{a1, a2}, 0); err != nil || !strings.Contains(out.String(), "2 of 2 knees inside") ||
+		!strings.Contains(out.String(), "1 of 1 pairs of intervals overlap") || !strings.Contains(out.String(), "| "+a2+" | oltp on |") {
+		t.Errorf("run(run1/search.json, run2/search.json) = %v:\n%s\nwant two runs named by their paths, agreeing", err, out.String())
 	}
 	// -window: every sweep read against the one window given.
 	out.Reset()
