@@ -104,7 +104,7 @@ func Compare(a, b *result.File, nameA, nameB string, opt Options) (*Comparison, 
 		r := Row{Workload: k.w, SyncCommit: k.s, A: side(a, k.w, k.s), B: side(b, k.w, k.s)}
 		r.RateChange, r.P99Change = change(r.A.Rate, r.B.Rate), change(r.A.P99Ms, r.B.P99Ms)
 		if ia, ib := r.A.Interval, r.B.Interval; ia != nil && ib != nil {
-			r.HaveIntervals, r.Overlap = true, ia.Lo <= ib.Hi && ib.Lo <= ia.Hi
+			r.HaveIntervals, r.Overlap = true, ia.Overlaps(ib)
 		}
 		r.Broken = gates(&r, c.Kind, opt)
 		for _, br := range r.Broken {

@@ -80,7 +80,7 @@ func claimMargin(cl *result.Claim, sh result.ClaimShape) string {
 	case sh.KneeTxS > 0:
 		m := fmt.Sprintf("knee %s; the claimed rate is %s× the knee",
 			KneeText(result.Sweep{Workload: sh.Workload, Knee: sh.KneeTxS, Interval: sh.Interval}), thousands.Format(cl.RateTxS/sh.KneeTxS, 2))
-		if iv := sh.Interval; iv != nil && cl.RateTxS >= iv.Lo && cl.RateTxS <= iv.Hi {
+		if iv := sh.Interval; iv != nil && iv.Contains(cl.RateTxS) {
 			m += ", inside its interval: another run may give the other verdict"
 		}
 		return m

@@ -556,6 +556,13 @@ type Interval struct {
 	WindowS float64 `json:"window_s,omitempty"`
 }
 
+// Contains says whether rate lies inside the interval, its ends included.
+func (iv *Interval) Contains(rate float64) bool { return rate >= iv.Lo && rate <= iv.Hi }
+
+// Overlaps says whether the two intervals share a rate: how two runs of one server are
+// read (two correct 90 % intervals overlap about 98 times in 100).
+func (iv *Interval) Overlaps(o *Interval) bool { return iv.Lo <= o.Hi && o.Lo <= iv.Hi }
+
 // Bracket is the search's interval: Lo passed, Hi failed (0 when none failed yet).
 type Bracket struct {
 	Lo float64 `json:"lo"`

@@ -154,10 +154,10 @@ func TestKneeIntervalCoverage(t *testing.T) {
 			// inside the first's interval, do the two intervals overlap?
 			if prev != nil && iv != nil {
 				pairs++
-				if prev.Lo <= iv.Midpoint && iv.Midpoint <= prev.Hi {
+				if prev.Contains(iv.Midpoint) {
 					inside++
 				}
-				if prev.Lo <= iv.Hi && iv.Lo <= prev.Hi {
+				if prev.Overlaps(iv) {
 					overlap++
 				}
 			}

@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/pgceiling/pgceiling/result"
 	"github.com/pgceiling/pgceiling/search"
@@ -55,17 +56,9 @@ func main() {
 
 func run(w io.Writer, files []string, fixed float64) error {
 	var all []fitted
-	bases := map[string]map[string]bool{}
-	for _, f := range files {
-		b := filepath.Base(f)
-		if bases[b] == nil {
-			bases[b] = map[string]bool{}
-		}
-		bases[b][f] = true
-	}
 	for _, f := range files {
 		name := filepath.Base(f)
-		if len(bases[name]) > 1 {
+		if slices.ContainsFunc(files, func(g string) bool { return g != f && filepath.Base(g) == name }) {
 			name = f
 		}
 		rf, err := result.Read(f)
@@ -112,7 +105,7 @@ func run(w io.Writer, files []string, fixed float64) error {
 			}
 			ab, ba := knees.add(in(a.sw.Knee, b.iv)), knees.add(in(b.sw.Knee, a.iv))
 			eab, eba := estimates.add(in(a.iv.Midpoint, b.iv)), estimates.add(in(b.iv.Midpoint, a.iv))
-			ov := overlaps.add(a.iv.Lo <= b.iv.Hi && b.iv.Lo <= a.iv.Hi)
+			ov := overlaps.add(a.iv.Overlaps(b.iv))
 			fmt.Fprintf(w, "| %s %s | %s: %.0f (%.0f: %.0f-%.0f) | %s: %.0f (%.0f: %.0f-%.0f) | %v | %v | %v | %v | %v |\n",
 				a.sw.Workload, a.sw.SyncCommit, a.name, a.sw.Knee, a.iv.Midpoint, a.iv.Lo, a.iv.Hi,
 				b.name, b.sw.Knee, b.iv.Midpoint, b.iv.Lo, b.iv.Hi, ab, ba, eab, eba, ov)
@@ -125,7 +118,7 @@ func run(w io.Writer, files []string, fixed float64) error {
 }
 
 // in says whether rate lies inside iv (a knee of 0, a sweep that found none, never does).
-func in(rate float64, iv *result.Interval) bool { return rate > 0 && rate >= iv.Lo && rate <= iv.Hi }
+func in(rate float64, iv *result.Interval) bool { return rate > 0 && iv.Contains(rate) }
 
 // count counts yes answers of n questions.
 type count struct{ yes, n int }
