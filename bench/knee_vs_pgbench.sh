@@ -28,16 +28,20 @@
 # transaction that started on time but finished over 1 s late; pgceiling's error rule does
 # not (its results count them as `late`). So the summary also gives the highest pgceiling
 # probe that passes pgbench's rule with its late commits counted.
+# --pairs N repeats each comparison N times on the same server, the tools in ABBA order
+# (pair 1 pgceiling first, pair 2 pgbench first, ...), and compares the mean knees: one
+# search per side moves by a bracket step or more from run to run.
 #
 # Without --dsn a throwaway server with the schema (bench/benchpg) is started and removed
 # at the end; with --dsn the schema must exist (pgceiling init) with 10,000 wallets.
 #
 # Usage: bench/knee_vs_pgbench.sh [--dsn DSN] [--workloads "oltp transfer"] [--seconds 60]
 #        [--warmup 10] [--precision 0.05] [--start 100] [--conns 50] [--rows 200000] [--cpu 1] [--server-cpu C]
+#        [--pairs 1]
 # A tiny smoke run: bench/knee_vs_pgbench.sh --seconds 3 --warmup 1 --precision 0.3 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1 scpu=""
+dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1 scpu="" pairs=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -50,7 +54,8 @@ while [ $# -gt 0 ]; do
     --rows) rows="$2"; shift 2 ;;
     --cpu) cpu="$2"; shift 2 ;;
     --server-cpu) scpu="$2"; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --pairs) pairs="$2"; shift 2 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "knee_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -58,6 +63,7 @@ for tool in pgbench psql python3 go; do
   command -v "$tool" >/dev/null || { echo "knee_vs_pgbench: $tool is needed" >&2; exit 1; }
 done
 
+case "$pairs" in '' | *[!0-9]* | 0) echo "knee_vs_pgbench: --pairs takes a whole number of 1 or more, not $pairs" >&2; exit 2 ;; esac
 for w in $workloads; do
   case "$w" in oltp | transfer) ;; *) echo "knee_vs_pgbench: --workloads takes oltp and transfer, not $w" >&2; exit 2 ;; esac
 done
@@ -69,22 +75,23 @@ pin=()
 bench_pin_server "$scpu"
 # The baseline the pgbench probes are reset to (pgceiling resets itself).
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -take || exit 1
-# prepare RATE: restore, back-fill at RATE (oltp), checkpoint: what pgceiling does before a probe.
+# prepare RATE: restore, back-fill at RATE (workload $w; oltp), checkpoint: what pgceiling
+# does before a probe.
 prepare() { "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$1" -workload "$w" || exit 1; }
 
-# compare W: both knees of workload W, then the summary lines.
-compare() {
-w="$1"
-
-echo "$w, 1. pgceiling search, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
+# pgc_knee W I: pgceiling's search for workload W (I names its results file); sets
+# pgc_knee, pgc_stop, pgc_probes and pgc_strict (its highest probe passing pgbench's rule).
+pgc_knee() {
+local w="$1" i="$2" out
+echo "$w, pgceiling search, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
 "${pin[@]}" "$work/pgceiling" search --dsn "$dsn" --workload "$w" --sync-commit on --hold off --warmup "${warm}s" --duration "${secs}s" \
-  --precision "$prec" --start-rate "$start" --repeats 1 --conns "$conns" --pool-wait 1s --no-steady-check --json "$work/search-$w.json" \
+  --precision "$prec" --start-rate "$start" --repeats 1 --conns "$conns" --pool-wait 1s --no-steady-check --json "$work/search-$w-$i.json" \
   2> >(grep -v '^  ' >&2) >/dev/null
-pgc_knee="$(python3 -c "import json; s=json.load(open('$work/search-$w.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
-IFS='|' read -r pgc_knee pgc_stop pgc_probes <<<"$pgc_knee"
+out="$(python3 -c "import json; s=json.load(open('$work/search-$w-$i.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
+IFS='|' read -r pgc_knee pgc_stop pgc_probes <<<"$out"
 # pgbench's rule on pgceiling's own probes: late commits (latency over the 1 s pool wait,
 # `late` in the results) count as bad, as pgbench --latency-limit counts them.
-pgc_strict="$(python3 - "$work/search-$w.json" <<'PY'
+pgc_strict="$(python3 - "$work/search-$w-$i.json" <<'PY'
 import json, sys
 best = 0
 for p in json.load(open(sys.argv[1]))['sweeps'][0]['probes']:
@@ -98,21 +105,25 @@ for p in json.load(open(sys.argv[1]))['sweeps'][0]['probes']:
 print(best)
 PY
 )"
+}
 
-# pgprobe RATE: one pgbench probe of warm-up + measured seconds in one run, logging every
+# pgprobe W RATE: one pgbench probe of warm-up + measured seconds in one run, logging every
 # transaction (-l); only transactions ending after the warm-up count. Latency is from the
 # scheduled start (-R). Prints the bad share and the counts.
 pgprobe() {
-  prepare "$1"
-  bench_pgbench "$1" "$w" "${pin[@]}"
+  w="$1" prepare "$2"
+  bench_pgbench "$2" "$1" "${pin[@]}"
   python3 "$root/bench/pgblog.py" "$warm" "$work"/pgblog*
 }
 
-echo "$w, 2. pgbench -R, same bracket rule" >&2
-lo=0 hi=0 rate="$start" n=0
+# pgb_knee W: pgbench's knee for workload W by the same bracket rule; sets pgb_knee and
+# pgb_probes.
+pgb_knee() {
+local w="$1" lo=0 hi=0 rate="$start" n=0 next verdict bad processed skipped late failed
+echo "$w, pgbench -R, same bracket rule" >&2
 while :; do
   n=$((n + 1))
-  read -r bad processed skipped late failed _ < <(pgprobe "$rate")
+  read -r bad processed skipped late failed _ < <(pgprobe "$w" "$rate")
   if python3 -c "import sys; sys.exit(0 if $bad <= 0.001 else 1)"; then verdict=pass; lo="$rate"; else verdict=fail; hi="$rate"; fi
   echo "   pgbench probe $n at $rate tx/s: $verdict (processed $processed, skipped $skipped, late $late, failed $failed; bad share $bad)" >&2
   next="$(python3 -c "
@@ -128,18 +139,43 @@ else:
   rate="$next"
 done
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -restore
+pgb_knee="$lo" pgb_probes="$n"
+}
 
-python3 - "$pgc_knee" "$lo" "$pgc_stop" "$pgc_probes" "$n" "$pgc_strict" "$w" <<'PY' | tee -a "$work/summary"
-import sys
-a, b, c = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[6])
-print(f"knee, {sys.argv[7]}, synchronous_commit=on (measured on this machine)")
-print(f"  pgceiling search: {a:8.0f} tx/s  ({sys.argv[4]} probes; stop: {sys.argv[3]})")
-print(f"  pgbench -R:       {b:8.0f} tx/s  ({sys.argv[5]} probes)")
+# compare W: both knees of workload W, --pairs times, the tools in ABBA order (pair 1
+# pgceiling first, pair 2 pgbench first, ...), then the summary lines: each pair's knees and
+# the difference of the pairs' mean knees.
+compare() {
+local w="$1" i
+for i in $(seq 1 "$pairs"); do
+  if [ $((i % 2)) -eq 1 ]; then
+    pgc_knee "$w" "$i"; pgb_knee "$w"; order="pgceiling first"
+  else
+    pgb_knee "$w"; pgc_knee "$w" "$i"; order="pgbench first"
+  fi
+  echo "$w $i $pgc_knee $pgb_knee $pgc_strict $pgc_probes $pgb_probes $order|$pgc_stop" >>"$work/pairs"
+done
+python3 - "$w" "$work/pairs" <<'PY' | tee -a "$work/summary"
+import statistics, sys
+w = sys.argv[1]
+rows = []
+for line in open(sys.argv[2]):
+    head, stop = line.rstrip("\n").split("|")
+    f = head.split(" ", 7)
+    if f[0] == w:
+        rows.append((int(f[1]), float(f[2]), float(f[3]), float(f[4]), f[5], f[6], f[7], stop))
+print(f"knee, {w}, synchronous_commit=on (measured on this machine)")
+for i, a, b, c, pa, pb, order, stop in rows:
+    d = f"{100 * (a - b) / b:+.1f} %" if a and b else "n/a"
+    print(f"  pair {i} ({order}): pgceiling {a:6.0f} tx/s ({pa} probes; stop: {stop}), pgbench -R {b:6.0f} tx/s ({pb} probes): {d}; "
+          f"pgceiling under pgbench's rule (late commits counted) {c:.0f}" + (f" ({100 * (c - b) / b:+.1f} %)" if b and c else ""))
+a = statistics.mean(r[1] for r in rows)
+b = statistics.mean(r[2] for r in rows)
+c = statistics.mean(r[3] for r in rows)
 if a and b:
     d = (a - b) / b
-    print(f"  difference: {100 * d:+.1f} % (target within 5 %): {'ok' if abs(d) <= 0.05 else 'OUTSIDE'}")
-print(f"  pgceiling's highest probe that also passes pgbench's rule (late commits counted): {c:.0f} tx/s"
-      + (f" ({100 * (c - b) / b:+.1f} % against pgbench)" if b and c else ""))
+    print(f"  mean of {len(rows)} pair(s): pgceiling {a:.0f}, pgbench {b:.0f}: {100 * d:+.1f} % (target within 5 %): {'ok' if abs(d) <= 0.05 else 'OUTSIDE'}")
+    print(f"  pgceiling under pgbench's rule: {c:.0f} ({100 * (c - b) / b:+.1f} %)")
 PY
 }
 
