@@ -85,6 +85,17 @@ func KneeInterval(probes []result.Probe, window float64) *result.Interval {
 		Probes: len(rates), WindowS: window}
 }
 
+// Refit fits sw's knee interval again from the probes it recorded, with this version's
+// model (KneeInterval), for the window seconds, or with 0 the window the search itself
+// takes (ReferenceWindow): so files made before a change of the interval's method can be
+// read with the current one. nil where KneeInterval gives none.
+func Refit(sw result.Sweep, window float64) *result.Interval {
+	if window == 0 {
+		window = ReferenceWindow(sw.Probes, sw.HoldS, 0)
+	}
+	return KneeInterval(sw.Probes, window)
+}
+
 // ReferenceWindow is the window, in seconds, a sweep's knee interval refers to: the hold's
 // (holdS) once a hold ran, else probe, the probes' measured window (0: KneeInterval takes
 // the longest window asked). Before a hold ran a 6-minute estimate from 15 s probes alone

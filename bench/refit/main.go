@@ -3,7 +3,7 @@
 // before a change of the interval's method can be read with the new one — and, given two
 // or more files, for each pair of runs of the same sweep, whether each one's knee and
 // estimate lie inside the other's interval and whether the two intervals overlap: the
-// repeatability check.
+// repeatability check, counted over pairs of sweeps that both finished (converged).
 //
 // Usage, from anywhere inside the module:
 //
@@ -66,11 +66,7 @@ func run(w io.Writer, files []string, fixed float64) error {
 			return err
 		}
 		for _, sw := range rf.Sweeps {
-			window := fixed
-			if window == 0 {
-				window = search.ReferenceWindow(sw.Probes, sw.HoldS, 0)
-			}
-			all = append(all, fitted{path: f, name: name, sw: sw, iv: search.KneeInterval(sw.Probes, window)})
+			all = append(all, fitted{path: f, name: name, sw: sw, iv: search.Refit(sw, fixed)})
 		}
 	}
 	fmt.Fprintln(w, "| file | sweep | knee | held | refitted: a probe of the window passes half the time at | 90 % interval | window | recorded interval |")
@@ -103,15 +99,22 @@ func run(w io.Writer, files []string, fixed float64) error {
 			if a.path == b.path || a.sw.Workload != b.sw.Workload || a.sw.SyncCommit != b.sw.SyncCommit || a.iv == nil || b.iv == nil {
 				continue
 			}
-			ab, ba := knees.add(in(a.sw.Knee, b.iv)), knees.add(in(b.sw.Knee, a.iv))
-			eab, eba := estimates.add(in(a.iv.Midpoint, b.iv)), estimates.add(in(b.iv.Midpoint, a.iv))
-			ov := overlaps.add(a.iv.Overlaps(b.iv))
-			fmt.Fprintf(w, "| %s %s | %s: %.0f (%.0f: %.0f-%.0f) | %s: %.0f (%.0f: %.0f-%.0f) | %v | %v | %v | %v | %v |\n",
-				a.sw.Workload, a.sw.SyncCommit, a.name, a.sw.Knee, a.iv.Midpoint, a.iv.Lo, a.iv.Hi,
+			// A sweep that did not finish (interrupted, stopped in its hold or after its
+			// first round) is shown but not counted: its knee is not the search's answer.
+			done := a.sw.Converged && b.sw.Converged
+			ab, ba := knees.add(done, in(a.sw.Knee, b.iv)), knees.add(done, in(b.sw.Knee, a.iv))
+			eab, eba := estimates.add(done, in(a.iv.Midpoint, b.iv)), estimates.add(done, in(b.iv.Midpoint, a.iv))
+			ov := overlaps.add(done, a.iv.Overlaps(b.iv))
+			note := ""
+			if !done {
+				note = " (a sweep did not finish: not counted)"
+			}
+			fmt.Fprintf(w, "| %s %s%s | %s: %.0f (%.0f: %.0f-%.0f) | %s: %.0f (%.0f: %.0f-%.0f) | %v | %v | %v | %v | %v |\n",
+				a.sw.Workload, a.sw.SyncCommit, note, a.name, a.sw.Knee, a.iv.Midpoint, a.iv.Lo, a.iv.Hi,
 				b.name, b.sw.Knee, b.iv.Midpoint, b.iv.Lo, b.iv.Hi, ab, ba, eab, eba, ov)
 		}
 	}
-	fmt.Fprintf(w, "\n%d of %d knees inside the other file's interval\n", knees.yes, knees.n)
+	fmt.Fprintf(w, "\nOf the pairs of finished sweeps:\n%d of %d knees inside the other file's interval\n", knees.yes, knees.n)
 	fmt.Fprintf(w, "%d of %d estimates inside the other file's interval\n", estimates.yes, estimates.n)
 	fmt.Fprintf(w, "%d of %d pairs of intervals overlap\n", overlaps.yes, overlaps.n)
 	return nil
@@ -123,7 +126,11 @@ func in(rate float64, iv *result.Interval) bool { return rate > 0 && iv.Contains
 // count counts yes answers of n questions.
 type count struct{ yes, n int }
 
-func (c *count) add(b bool) bool {
+// add counts answer b when counted is true; it returns b.
+func (c *count) add(counted, b bool) bool {
+	if !counted {
+		return b
+	}
 	c.n++
 	if b {
 		c.yes++

@@ -16,7 +16,7 @@ func TestRefitTwoFiles(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, knee float64, rates []float64, pass []bool) string {
 		f := result.NewFile("search")
-		sw := result.Sweep{Workload: "oltp", SyncCommit: "on", Knee: knee}
+		sw := result.Sweep{Workload: "oltp", SyncCommit: "on", Knee: knee, Converged: true}
 		for i, r := range rates {
 			p := result.Probe{TargetRate: r, Verdict: result.Pass, DurationS: 15, MeasuredS: 15}
 			if !pass[i] {
@@ -63,6 +63,21 @@ func TestRefitTwoFiles(t *testing.T) {
 	if err := run(&out, []string{a1, a2}, 0); err != nil || !strings.Contains(out.String(), "2 of 2 knees inside") ||
 		!strings.Contains(out.String(), "1 of 1 pairs of intervals overlap") || !strings.Contains(out.String(), "| "+a2+" | oltp on |") {
 		t.Errorf("run(run1/search.json, run2/search.json) = %v:\n%s\nwant two runs named by their paths, agreeing", err, out.String())
+	}
+	// A sweep that did not finish is shown, not counted.
+	f, err := result.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Sweeps[0].Converged = false
+	unfinished := filepath.Join(dir, "unfinished.json")
+	if err := result.Write(unfinished, f); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := run(&out, []string{a, unfinished}, 0); err != nil || !strings.Contains(out.String(), "0 of 0 knees") ||
+		!strings.Contains(out.String(), "0 of 0 pairs of intervals overlap") || !strings.Contains(out.String(), "| oltp on (a sweep did not finish: not counted) |") {
+		t.Errorf("run(a, unfinished) = %v:\n%s\nwant the pair shown and not counted", err, out.String())
 	}
 	// -window: every sweep read against the one window given.
 	out.Reset()

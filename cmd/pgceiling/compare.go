@@ -9,15 +9,16 @@ import (
 	"github.com/pgceiling/pgceiling/config"
 	"github.com/pgceiling/pgceiling/report"
 	"github.com/pgceiling/pgceiling/result"
+	"github.com/pgceiling/pgceiling/search"
 )
 
 func init() {
 	register(command{name: "compare", summary: "set two results files side by side; fail a pipeline on a regression", run: runCompare})
 }
 
-const compareSynopsis = `Usage: pgceiling compare A.json B.json [--fail-if-knee-drops 10%] [--fail-if-p99-rises 20%] [--report DIR]
+const compareSynopsis = `Usage: pgceiling compare A.json B.json [--fail-if-knee-drops 10%] [--fail-if-p99-rises 20%] [--report DIR] [--refit]
 
-Sets two results files of the same command side by side: per sweep the knee, its interval and bracket, the p99 at the knee and the bottleneck (for run and claim files, whose sweeps are single probes, the offered and achieved rates, errors and p99; rates in rows/s for copy), then the server settings and flags that differ. With a gate, a regression of B against A past it makes the command exit 3 (0 otherwise), so a pipeline can fail a release on it: a knee (a run's achieved rate) that dropped by more than --fail-if-knee-drops, or is missing, or a p99 that rose by more than --fail-if-p99-rises.`
+Sets two results files of the same command side by side: per sweep the knee, its interval and bracket, the p99 at the knee and the bottleneck (for run and claim files, whose sweeps are single probes, the offered and achieved rates, errors and p99; rates in rows/s for copy), then the server settings and flags that differ. With a gate, a regression of B against A past it makes the command exit 3 (0 otherwise), so a pipeline can fail a release on it: a knee (a run's achieved rate) that dropped by more than --fail-if-knee-drops, or is missing, or a p99 that rose by more than --fail-if-p99-rises. --refit fits the knee intervals of both files again from their recorded probes with this version's method, so files made before a change of the method (the logistic fit of files before 2026-12-05) compare on one.`
 
 func runCompare(_ context.Context, env *Env, args []string) error {
 	var c config.Compare
@@ -44,6 +45,11 @@ func runCompare(_ context.Context, env *Env, args []string) error {
 		f, err := result.Read(name)
 		if err != nil {
 			return fmt.Errorf("compare: %w", err)
+		}
+		if c.Refit && f.Command == "search" {
+			for j := range f.Sweeps {
+				f.Sweeps[j].Interval = search.Refit(f.Sweeps[j], 0)
+			}
 		}
 		files[i] = f
 	}

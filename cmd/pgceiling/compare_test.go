@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgceiling/pgceiling/result"
+	"github.com/pgceiling/pgceiling/search"
 )
 
 // TestCompareCommand: the exit codes of compare on the report fixtures and a copy whose
@@ -62,5 +63,49 @@ func TestCompareCommand(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(charts); err != nil || len(entries) != 8 {
 		t.Errorf("compare --report %s: %d files (%v), want 8 charts (PNG and SVG of 2 per workload)", charts, len(entries), err)
+	}
+}
+
+// TestCompareRefit: --refit reads every search sweep's interval with the current method.
+// old.json has the report fixture's logistic intervals, one of them replaced by a made-up
+// 111-113; new.json the collapse-rate model's. Without --refit compare prints the made-up
+// interval and names the two methods as a difference; with it, neither.
+func TestCompareRefit(t *testing.T) {
+	dir := t.TempDir()
+	old, err := result.Read("../../report/testdata/search.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Sweeps[0].Interval = &result.Interval{Lo: 111, Hi: 113, Level: 0.9, Midpoint: 112, Method: "logistic fit", Probes: 10}
+	fresh, err := result.Read("../../report/testdata/search.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range fresh.Sweeps {
+		if fresh.Sweeps[i].Interval = search.Refit(fresh.Sweeps[i], 0); fresh.Sweeps[i].Interval == nil {
+			t.Fatalf("sweep %d of the fixture: no interval refitted", i)
+		}
+	}
+	oldPath, freshPath := filepath.Join(dir, "old.json"), filepath.Join(dir, "new.json")
+	if err := result.Write(oldPath, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := result.Write(freshPath, fresh); err != nil {
+		t.Fatal(err)
+	}
+	for _, refit := range []bool{false, true} {
+		args := []string{"compare", oldPath, freshPath, "--wide"}
+		if refit {
+			args = append(args, "--refit")
+		}
+		stdout, stderr, code := cli(t, nil, args...)
+		if code != 0 {
+			t.Fatalf("pgceiling %s: code %d, stderr %s", strings.Join(args, " "), code, stderr)
+		}
+		made, method := strings.Contains(stdout, "111-113 (90 %)"), strings.Contains(stdout, "knee interval")
+		if made != !refit || method != !refit {
+			t.Errorf("pgceiling %s: made-up interval printed %v, methods named as a difference %v; want %v and %v:\n%s",
+				strings.Join(args, " "), made, method, !refit, !refit, stdout)
+		}
 	}
 }
