@@ -27,7 +27,9 @@
 # Target: the two knees within 5 %. The rules differ in one point: pgbench also counts a
 # transaction that started on time but finished over 1 s late; pgceiling's error rule does
 # not (its results count them as `late`). So the summary also gives the highest pgceiling
-# probe that passes pgbench's rule with its late commits counted.
+# probe that passes pgbench's rule with its late commits counted. --count-late runs
+# pgceiling's search under pgbench's rule itself (pgceiling search --count-late), so both
+# knees come from one rule.
 # --pairs N repeats each comparison N times on the same server, the tools in ABBA order
 # (pair 1 pgceiling first, pair 2 pgbench first, ...), and compares the mean knees: one
 # search per side moves by a bracket step or more from run to run.
@@ -37,11 +39,11 @@
 #
 # Usage: bench/knee_vs_pgbench.sh [--dsn DSN] [--workloads "oltp transfer"] [--seconds 60]
 #        [--warmup 10] [--precision 0.05] [--start 100] [--conns 50] [--rows 200000] [--cpu 1] [--server-cpu C]
-#        [--pairs 1]
+#        [--pairs 1] [--count-late]
 # A tiny smoke run: bench/knee_vs_pgbench.sh --seconds 3 --warmup 1 --precision 0.3 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1 scpu="" pairs=1
+dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1 scpu="" pairs=1 late=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -55,7 +57,8 @@ while [ $# -gt 0 ]; do
     --cpu) cpu="$2"; shift 2 ;;
     --server-cpu) scpu="$2"; shift 2 ;;
     --pairs) pairs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --count-late) late=(--count-late); shift ;;
+    -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "knee_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -83,9 +86,9 @@ prepare() { "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$
 # pgc_knee, pgc_stop, pgc_probes and pgc_strict (its highest probe passing pgbench's rule).
 pgc_knee() {
 local w="$1" i="$2" out
-echo "$w, pgceiling search, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
+echo "$w, pgceiling search ${late[*]}, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
 "${pin[@]}" "$work/pgceiling" search --dsn "$dsn" --workload "$w" --sync-commit on --hold off --warmup "${warm}s" --duration "${secs}s" \
-  --precision "$prec" --start-rate "$start" --repeats 1 --conns "$conns" --pool-wait 1s --no-steady-check --json "$work/search-$w-$i.json" \
+  --precision "$prec" --start-rate "$start" --repeats 1 --conns "$conns" --pool-wait 1s --no-steady-check "${late[@]}" --json "$work/search-$w-$i.json" \
   2> >(grep -v '^  ' >&2) >/dev/null
 out="$(python3 -c "import json; s=json.load(open('$work/search-$w-$i.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
 IFS='|' read -r pgc_knee pgc_stop pgc_probes <<<"$out"

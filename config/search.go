@@ -38,6 +38,8 @@ type Search struct {
 	// NoSteadyCheck judges probes by errors (and --p99-slo) only, without the not_steady
 	// rule: for comparing with tools that have no such rule.
 	NoSteadyCheck bool
+	// CountLate counts commits later than the pool wait as errors (pgbench's rule).
+	CountLate bool
 
 	// Probe is every probe's shape; its warm-up and window default to the profile's.
 	Probe
@@ -115,6 +117,7 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.IntVar(&c.MaxProbes, "max-probes", 40, "most probes per sweep (retries and repeats included)")
 	fs.BoolVar(&c.NoEarlyAbort, "no-early-abort", false, "run failing probes to the end instead of stopping them once their errors exceed the budget")
 	fs.BoolVar(&c.NoSteadyCheck, "no-steady-check", false, "judge probes by errors (and --p99-slo) only, without the not_steady rule (growing queue wait); to compare with pgbench")
+	fs.BoolVar(&c.CountLate, "count-late", false, "also count commits that finished later than --pool-wait after their intended start as errors (pgbench's --latency-limit rule: on time to start, too late to finish); default: only failed and rejected arrivals count, and late commits are reported")
 	c.Probe.Bind(fs, true)
 	fs.BoolVar(&c.KeepGrowth, "keep-growth", false, "let the tables grow across probes instead of restoring the data before each probe")
 	fs.BoolVar(&c.NoCheckpoint, "no-checkpoint", false, "do not CHECKPOINT before each probe")

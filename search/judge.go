@@ -317,6 +317,9 @@ func driverLag(p *result.Probe, r SteadyRule, pw, L float64) string {
 //   - fail: cut short by the error budget, or (failed + rejected) / scheduled >
 //     MaxErrorRate — even when the driver reports it was behind, as long as its lag is
 //     small next to the pool wait (the reason then mentions the driver);
+//   - fail, with CountLate: (failed + rejected + late) / scheduled > MaxErrorRate
+//     (pgbench's --latency-limit rule; not judged when the driver was behind: lag
+//     inflates latency);
 //   - fail: p99 > P99SLO when an SLO is given (not judged when the driver was behind:
 //     lag inflates latency);
 //   - driver_limited: the driver, not the server, was the limit of a probe that met the
@@ -403,6 +406,12 @@ func judge(p *result.Probe, cfg Config) (verdict result.Verdict, reason string) 
 			return result.DriverLimited, what + " while " + lag
 		}
 		return result.Fail, what + also
+	}
+	if cfg.CountLate && !p.DriverLimited && lag == "" && p.Late > 0 {
+		if bad := p.FailedAndRejected() + p.Late; float64(bad) > cfg.MaxErrorRate*float64(p.Scheduled) {
+			return result.Fail, fmt.Sprintf("error rate with late commits %.3g%% > %.3g%% (%d failed, %d rejected, %d committed later than the pool wait %.0f ms, of %d)",
+				100*float64(bad)/float64(p.Scheduled), 100*cfg.MaxErrorRate, p.Failed.Total(), p.Rejected, p.Late, pw, p.Scheduled)
+		}
 	}
 	if cfg.P99SLO > 0 && !p.DriverLimited && lag == "" {
 		slo := ms(cfg.P99SLO)

@@ -175,6 +175,7 @@ func TestJudge(t *testing.T) {
 	}
 	cfg := Config{MaxErrorRate: 0.001}
 	slo := Config{MaxErrorRate: 0.001, P99SLO: 15 * time.Millisecond}
+	late := Config{MaxErrorRate: 0.001, CountLate: true}
 	for _, tc := range []struct {
 		name string
 		p    *result.Probe
@@ -219,6 +220,16 @@ func TestJudge(t *testing.T) {
 		{"errors with a small lag stay the server's", ok(func(p *result.Probe) { p.Rejected, p.SchedLagP99Ms = 5000, 20 }), cfg, result.Fail, "error rate"},
 		{"lag sized against the configured pool wait", ok(func(p *result.Probe) { p.Rejected, p.SchedLagP99Ms = 5000, 400 }),
 			Config{MaxErrorRate: 0.001, PoolWait: 5 * time.Second}, result.Fail, "error rate"},
+		{"late commits are not errors by default", ok(func(p *result.Probe) { p.Late = 500 }), cfg, result.Pass, ""},
+		{"late commits counted (pgbench's rule)", ok(func(p *result.Probe) { p.Late = 500 }), late, result.Fail, "500 committed later than the pool wait 1000 ms"},
+		{"late and rejected counted together", ok(func(p *result.Probe) { p.Late, p.Rejected = 60, 41 }), late, result.Fail, "error rate with late commits 0.101%"},
+		{"late commits within the limit", ok(func(p *result.Probe) { p.Late, p.Rejected = 60, 40 }), late, result.Pass, ""},
+		{"late commits while the driver lagged", ok(func(p *result.Probe) {
+			p.Late = 500
+			for i := range p.Series {
+				p.Series[i].SchedLagP99Ms = 300
+			}
+		}), late, result.DriverLimited, "at least 25 %"},
 		{"p99 over the SLO", ok(nil), slo, result.Fail, "SLO"},
 		{"p99 under the SLO", ok(func(p *result.Probe) { p.Latency.P99 = 10 }), slo, result.Pass, ""},
 		{"queue wait growing", ok(func(p *result.Probe) { p.Series = series(ramp(100, 1, 500)...) }), cfg, result.NotSteady, "queue wait"},

@@ -105,6 +105,10 @@ type Config struct {
 	MaxErrorRate float64
 	// P99SLO, when > 0, also requires p99 latency (intended start to commit) <= it.
 	P99SLO time.Duration
+	// CountLate also counts the commits later than the pool wait (result.Probe.Late)
+	// against MaxErrorRate: pgbench's --latency-limit rule, under which a transaction that
+	// started on time but finished late is as bad as one never started.
+	CountLate bool
 	// Repeats is how many times in all each final edge of the bracket is probed (0 or 1:
 	// once). A rate counts by the majority of its verdicts, so repeats can move the
 	// bracket down (lo's majority failed) or up (hi's majority passed); the search then

@@ -59,7 +59,7 @@ func searchConfig(c *config.Search) search.Config {
 	return search.Config{StartRate: c.StartRate, Growth: c.Growth, Precision: c.Precision,
 		MaxErrorRate: c.MaxErrorRate, P99SLO: c.P99SLO, Confirm: c.Confirm, Repeats: c.Repeats, MaxProbes: c.MaxProbes,
 		Warmup: c.Warmup, Duration: c.Duration, PoolWait: c.PoolWait, NoEarlyAbort: c.NoEarlyAbort,
-		Steady: search.SteadyRule{Off: c.NoSteadyCheck}, PoolScan: c.Conns == 0}
+		Steady: search.SteadyRule{Off: c.NoSteadyCheck}, PoolScan: c.Conns == 0, CountLate: c.CountLate}
 }
 
 // poolSize is the pool the driver opens for p: --conns, or with --conns auto the largest
