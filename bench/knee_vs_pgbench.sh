@@ -29,7 +29,8 @@
 # not (its results count them as `late`). So the summary also gives the highest pgceiling
 # probe that passes pgbench's rule with its late commits counted. --count-late runs
 # pgceiling's search under pgbench's rule itself (pgceiling search --count-late), so both
-# knees come from one rule.
+# knees come from one rule. --out DIR keeps pgceiling's results files (search-W-PAIR.json)
+# and the summary in DIR; they are removed with the work directory otherwise.
 # --pairs N repeats each comparison N times on the same server, the tools in ABBA order
 # (pair 1 pgceiling first, pair 2 pgbench first, ...), and compares the mean knees: one
 # search per side moves by a bracket step or more from run to run.
@@ -39,11 +40,11 @@
 #
 # Usage: bench/knee_vs_pgbench.sh [--dsn DSN] [--workloads "oltp transfer"] [--seconds 60]
 #        [--warmup 10] [--precision 0.05] [--start 100] [--conns 50] [--rows 200000] [--cpu 1] [--server-cpu C]
-#        [--pairs 1] [--count-late]
+#        [--pairs 1] [--count-late] [--out DIR]
 # A tiny smoke run: bench/knee_vs_pgbench.sh --seconds 3 --warmup 1 --precision 0.3 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1 scpu="" pairs=1 late=()
+dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1 scpu="" pairs=1 late=() out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -58,7 +59,8 @@ while [ $# -gt 0 ]; do
     --server-cpu) scpu="$2"; shift 2 ;;
     --pairs) pairs="$2"; shift 2 ;;
     --count-late) late=(--count-late); shift ;;
-    -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --out) out="$2"; shift 2 ;;
+    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "knee_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -66,6 +68,7 @@ for tool in pgbench psql python3 go; do
   command -v "$tool" >/dev/null || { echo "knee_vs_pgbench: $tool is needed" >&2; exit 1; }
 done
 
+if [ -n "$out" ] && ! [ -d "$out" ]; then echo "knee_vs_pgbench: --out $out is not a directory" >&2; exit 2; fi
 case "$pairs" in '' | *[!0-9]* | 0) echo "knee_vs_pgbench: --pairs takes a whole number of 1 or more, not $pairs" >&2; exit 2 ;; esac
 for w in $workloads; do
   case "$w" in oltp | transfer) ;; *) echo "knee_vs_pgbench: --workloads takes oltp and transfer, not $w" >&2; exit 2 ;; esac
@@ -185,3 +188,4 @@ PY
 for w in $workloads; do compare "$w"; done
 echo >&2
 cat "$work/summary"
+if [ -n "$out" ]; then cp "$work"/search-*.json "$work/summary" "$out"/ && echo "knee_vs_pgbench: results files and summary in $out" >&2; fi
