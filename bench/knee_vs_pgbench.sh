@@ -60,7 +60,7 @@ while [ $# -gt 0 ]; do
     --pairs) pairs="$2"; shift 2 ;;
     --count-late) late=(--count-late); shift ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "knee_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
