@@ -714,3 +714,41 @@ func testProbesStartOnFreshSessions(t *testing.T, eng result.Engine) {
 		}
 	}
 }
+
+// warmed adds the workload.Warmer ability, with warm as its SQL, to a test workload.
+type warmed struct {
+	*testWorkload
+	warm string
+}
+
+func (w warmed) WarmSQL() string { return w.warm }
+
+// TestWarmEverySession: each of a probe's sessions runs the workload's WarmSQL once before
+// the clock starts (a sequence counts the runs), and a WarmSQL that fails stops the probe
+// before it starts, with the server's error.
+func TestWarmEverySession(t *testing.T) {
+	const conns = 4
+	pool, dsn := setup(t, DefaultSession(), conns)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, "CREATE SEQUENCE pgceiling.warmed"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Rate: 20, Duration: 300 * time.Millisecond, Conns: conns, Seed: 3}
+	p, err := Run(ctx, pool, warmed{then(), "SELECT nextval('pgceiling.warmed'); SELECT 1"}, cfg)
+	if err != nil || !p.Balanced() || p.Committed == 0 {
+		t.Fatalf("Run with a warm-up: %v, probe %+v", err, p)
+	}
+	var n int64
+	if err := c.QueryRow(ctx, "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM pgceiling.warmed").Scan(&n); err != nil || n != conns {
+		t.Errorf("the warm-up ran %d times (%v), want once per session: %d", n, err, conns)
+	}
+	if _, err := Run(ctx, pool, warmed{then(), "SELECT 1/0"}, cfg); err == nil ||
+		!strings.Contains(err.Error(), "warm the session") || !strings.Contains(err.Error(), "division by zero") {
+		t.Errorf("Run with a failing warm-up: %v, want the server's error before the probe starts", err)
+	}
+}

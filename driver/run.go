@@ -373,12 +373,25 @@ func newProbeRun(ctx context.Context, pool *pgxpool.Pool, w workload.Workload, c
 }
 
 // connect opens every worker's connection before the probe starts, so connection setup
-// is never measured as latency nor delays the first arrivals.
+// is never measured as latency nor delays the first arrivals, and warms each new session
+// with the workload's WarmSQL (workload.Warmer), so neither is its first use of the
+// tables' catalog entries.
 func (r *probeRun) connect(ctx context.Context) error {
+	warm := ""
+	if wm, ok := r.w.(workload.Warmer); ok {
+		warm = wm.WarmSQL()
+	}
 	errs := make(chan error, len(r.workers))
 	for _, wk := range r.workers {
 		go func() {
 			c, err := r.pool.Acquire(ctx)
+			if err == nil && warm != "" {
+				if _, err = c.Conn().PgConn().Exec(ctx, warm).ReadAll(); err != nil {
+					c.Release()
+					errs <- fmt.Errorf("warm the session: %w", err)
+					return
+				}
+			}
 			if err == nil {
 				wk.hold(c)
 			}

@@ -73,6 +73,9 @@ func (w *copyEvents) Name() string { return "copy" }
 // Table is "events": one row per committed row of a batch.
 func (w *copyEvents) Table() string { return "events" }
 
+// WarmSQL loads the catalog entries of events (Warmer).
+func (w *copyEvents) WarmSQL() string { return warmEvents }
+
 // SessionSync is SET synchronous_commit TO on or off.
 func (w *copyEvents) SessionSync() string { return w.setSync }
 

@@ -594,3 +594,43 @@ func TestFailureRollsBack(t *testing.T) {
 		t.Errorf("audit_log rows = %d, want %d (cancelled transactions left nothing)", got, 20-failed)
 	}
 }
+
+// TestWarmSQLRunsAndChangesNothing: every built-in workload but a script warms a fresh
+// session (Warmer), its warm-up runs on the real schema, reads the tables its statements
+// touch, and leaves every row count as it was.
+func TestWarmSQLRunsAndChangesNothing(t *testing.T) {
+	dsn := setupSchema(t, 10)
+	ctx := context.Background()
+	conn := connect(t, dsn, pgx.QueryExecModeCacheStatement)
+	counts := func() string {
+		var s string
+		if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgceiling.wallets) || ' ' || (SELECT count(*) FROM pgceiling.transactions)
+			|| ' ' || (SELECT count(*) FROM pgceiling.audit_log) || ' ' || (SELECT count(*) FROM pgceiling.events)`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := counts()
+	for name, tables := range map[string][]string{"oltp": {"wallets", "transactions", "audit_log"}, "transfer": {"wallets", "transactions", "audit_log"},
+		"insert": {"events"}, "copy": {"events"}} {
+		wm, ok := newWorkload(t, name, Params{Wallets: 10}).(Warmer)
+		if !ok {
+			t.Errorf("%s: no WarmSQL; a fresh session's first transactions would load its catalog entries inside the probe", name)
+			continue
+		}
+		sql := wm.WarmSQL()
+		for _, tb := range tables {
+			if !strings.Contains(sql, "pgceiling."+tb+" ") {
+				t.Errorf("%s: WarmSQL %q does not read pgceiling.%s", name, sql, tb)
+			}
+		}
+		fresh := connect(t, dsn, pgx.QueryExecModeCacheStatement)
+		if _, err := fresh.PgConn().Exec(ctx, sql).ReadAll(); err != nil {
+			t.Errorf("%s: WarmSQL: %v", name, err)
+		}
+		idle(t, fresh, name+"'s WarmSQL")
+	}
+	if after := counts(); after != before {
+		t.Errorf("row counts (wallets, transactions, audit_log, events) %s after the warm-ups, %s before", after, before)
+	}
+}

@@ -75,6 +75,9 @@ func (w *insert) Name() string { return "insert" }
 // Table is "events": Batch rows per committed insert transaction.
 func (w *insert) Table() string { return "events" }
 
+// WarmSQL loads the catalog entries of events (Warmer).
+func (w *insert) WarmSQL() string { return warmEvents }
+
 // RowsPerTx is the batch: the rows one committed transaction adds to events.
 func (w *insert) RowsPerTx() int { return w.batch }
 

@@ -85,6 +85,9 @@ func (w *oltp) Name() string { return "oltp" }
 // Table is "transactions": one row per committed oltp transaction.
 func (w *oltp) Table() string { return "transactions" }
 
+// WarmSQL loads the catalog entries oltp's statements need (Warmer).
+func (w *oltp) WarmSQL() string { return warmWallets }
+
 // Skew reports the wallet skew produced so far.
 func (w *oltp) Skew() result.Skew { return w.wallets.skew() }
 

@@ -55,6 +55,9 @@ func (w *transfer) Name() string { return "transfer" }
 // Table is "transactions": one row per committed transfer.
 func (w *transfer) Table() string { return "transactions" }
 
+// WarmSQL loads the catalog entries transfer's statements need (Warmer).
+func (w *transfer) WarmSQL() string { return warmWallets }
+
 // Skew reports the wallet skew produced so far (two picks per transfer).
 func (w *transfer) Skew() result.Skew { return w.wallets.skew() }
 
