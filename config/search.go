@@ -322,6 +322,10 @@ func (c *Search) String() string {
 	if c.Rounds > 1 {
 		rounds = fmt.Sprintf(" in each of %d rounds", c.Rounds)
 	}
-	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, edges probed %d times%s%s, %s, max error rate %g",
-		c.Profile, c.Warmup, c.Duration, c.Precision, max(c.Repeats, 1), rounds, hold, pool, c.MaxErrorRate)
+	late := ""
+	if c.CountLate {
+		late = " (late commits counted)"
+	}
+	return fmt.Sprintf("profile %s: %v warm-up + %v probes, precision %g, edges probed %d times%s%s, %s, max error rate %g%s",
+		c.Profile, c.Warmup, c.Duration, c.Precision, max(c.Repeats, 1), rounds, hold, pool, c.MaxErrorRate, late)
 }

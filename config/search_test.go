@@ -225,3 +225,22 @@ func TestPGDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchStringSaysTheRule: the search's one-line description names pgbench's rule
+// when --count-late is given, so the progress output says which error rule the knees
+// come from.
+func TestSearchStringSaysTheRule(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		args := []string{"--workload", "oltp"}
+		if late {
+			args = append(args, "--count-late")
+		}
+		c, _, err := parseSearch(t, false, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(c.String(), "late commits counted"); got != late || c.CountLate != late {
+			t.Errorf("search %v: CountLate %v, String %q", args, c.CountLate, c.String())
+		}
+	}
+}
