@@ -81,20 +81,20 @@ pin=()
 bench_pin_server "$scpu"
 # The baseline the pgbench probes are reset to (pgceiling resets itself).
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -take || exit 1
-# prepare RATE: restore, back-fill at RATE (workload $w; oltp), checkpoint: what pgceiling
-# does before a probe.
-prepare() { "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$1" -workload "$w" || exit 1; }
+# prepare W RATE: restore, back-fill at RATE (oltp), checkpoint: what pgceiling does before
+# a probe of workload W.
+prepare() { "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$2" -workload "$1" || exit 1; }
 
 # pgc_knee W I: pgceiling's search for workload W (I names its results file); sets
 # pgc_knee, pgc_stop, pgc_probes and pgc_strict (its highest probe passing pgbench's rule).
 pgc_knee() {
-local w="$1" i="$2" out
+local w="$1" i="$2" line
 echo "$w, pgceiling search ${late[*]}, synchronous_commit=on (${warm}s warm-up + ${secs}s probes, precision $prec, start $start)" >&2
 "${pin[@]}" "$work/pgceiling" search --dsn "$dsn" --workload "$w" --sync-commit on --hold off --warmup "${warm}s" --duration "${secs}s" \
   --precision "$prec" --start-rate "$start" --repeats 1 --conns "$conns" --pool-wait 1s --no-steady-check "${late[@]}" --json "$work/search-$w-$i.json" \
   2> >(grep -v '^  ' >&2) >/dev/null
-out="$(python3 -c "import json; s=json.load(open('$work/search-$w-$i.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
-IFS='|' read -r pgc_knee pgc_stop pgc_probes <<<"$out"
+line="$(python3 -c "import json; s=json.load(open('$work/search-$w-$i.json'))['sweeps'][0]; print(s['knee'], s['stop'], len(s['probes']), sep='|')")"
+IFS='|' read -r pgc_knee pgc_stop pgc_probes <<<"$line"
 # pgbench's rule on pgceiling's own probes: late commits (latency over the 1 s pool wait,
 # `late` in the results) count as bad, as pgbench --latency-limit counts them.
 pgc_strict="$(python3 - "$work/search-$w-$i.json" <<'PY'
@@ -117,7 +117,7 @@ PY
 # transaction (-l); only transactions ending after the warm-up count. Latency is from the
 # scheduled start (-R). Prints the bad share and the counts.
 pgprobe() {
-  w="$1" prepare "$2"
+  prepare "$1" "$2"
   bench_pgbench "$2" "$1" "${pin[@]}"
   python3 "$root/bench/pgblog.py" "$warm" "$work"/pgblog*
 }
@@ -159,17 +159,17 @@ for i in $(seq 1 "$pairs"); do
   else
     pgb_knee "$w"; pgc_knee "$w" "$i"; order="pgbench first"
   fi
-  echo "$w $i $pgc_knee $pgb_knee $pgc_strict $pgc_probes $pgb_probes $order|$pgc_stop" >>"$work/pairs"
+  printf '%s\t' "$w" "$i" "$pgc_knee" "$pgb_knee" "$pgc_strict" "$pgc_probes" "$pgb_probes" "$order" >>"$work/pairs"
+  printf '%s\n' "$pgc_stop" >>"$work/pairs"
 done
 python3 - "$w" "$work/pairs" <<'PY' | tee -a "$work/summary"
 import statistics, sys
 w = sys.argv[1]
 rows = []
 for line in open(sys.argv[2]):
-    head, stop = line.rstrip("\n").split("|")
-    f = head.split(" ", 7)
+    f = line.rstrip("\n").split("\t")
     if f[0] == w:
-        rows.append((int(f[1]), float(f[2]), float(f[3]), float(f[4]), f[5], f[6], f[7], stop))
+        rows.append((int(f[1]), float(f[2]), float(f[3]), float(f[4]), f[5], f[6], f[7], f[8]))
 print(f"knee, {w}, synchronous_commit=on (measured on this machine)")
 for i, a, b, c, pa, pb, order, stop in rows:
     d = f"{100 * (a - b) / b:+.1f} %" if a and b else "n/a"
