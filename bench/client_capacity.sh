@@ -35,6 +35,7 @@
 #        [--conns 50] [--rate auto|R] [--server-core 0] [--client-core 1]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh" # wait_dsn_file
 secs=10 workloads="insert oltp transfer" conns=50 rate=auto score=0 ccore=1
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
     --rate) rate="$2"; shift 2 ;;
     --server-core) score="$2"; shift 2 ;;
     --client-core) ccore="$2"; shift 2 ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "client_capacity: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -66,7 +67,6 @@ trap cleanup EXIT
 (cd "$root" && go build -o "$work/pgceiling" ./cmd/pgceiling && go build -o "$work/responder" ./bench/responder) || exit 1
 taskset -c "$score" "$work/responder" -dsn-file "$work/dsn" >/dev/null 2>"$work/responder.log" &
 resp_pid=$!
-. "$root/bench/lib.sh" # wait_dsn_file
 dsn="$(wait_dsn_file client_capacity "$resp_pid" "$work/dsn" "$work/responder.log" 10)" || exit 1
 
 cat >"$work/insert.sql" <<'SQL'

@@ -24,6 +24,7 @@
 #        [--rows 200000] [--max-steal 3]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" a="" b="$root" rounds=6 secs=30 rate=300 wls="oltp transfer" engine=loop conns=50 rows=200000 maxsteal=3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
     --conns) conns="$2"; shift 2 ;;
     --rows) rows="$2"; shift 2 ;;
     --max-steal) maxsteal="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "cpu_ab: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,7 +48,6 @@ for tool in pgbench /usr/bin/time python3 go; do
   command -v "$tool" >/dev/null || { echo "cpu_ab: $tool is needed" >&2; exit 1; }
 done
 
-. "$root/bench/lib.sh"
 bench_setup cpu_ab
 (cd "$a" && go build -o "$work/pgc-a" ./cmd/pgceiling) || exit 1
 (cd "$b" && go build -o "$work/pgc-b" ./cmd/pgceiling) || exit 1

@@ -24,6 +24,7 @@
 #        [--rss-seconds S] [--conns 50] [--engines "loop pgx"] [--skip-cpu]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" rates="200 400" secs=60 rows=200000 fid="" fidwarm=10s rss="" rsssecs="" conns=50 skipcpu= engines="loop pgx"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
     --rss-rate) rss="$2"; shift 2 ;;
     --conns) conns="$2"; shift 2 ;;
     --engines) engines="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "driver_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,7 +51,6 @@ for tool in pgbench /usr/bin/time python3 go; do
   command -v "$tool" >/dev/null || { echo "driver_vs_pgbench: $tool is needed" >&2; exit 1; }
 done
 
-. "$root/bench/lib.sh"
 bench_setup driver_vs_pgbench
 
 # timed CMD...: runs CMD under /usr/bin/time; sets cpu (user+sys seconds), rss_mb and

@@ -21,6 +21,7 @@
 # A smoke run: bench/fleet_knee.sh --rows 20000 --seconds 3 --warmup 1 --precision 0.3 --repeats 2
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" rows=200000 wl=oltp sync=on secs=30 warm=5 prec=0.05 reps=3 conns=40 start="" order="1 2" out="" dry=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
     --order) order="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --dry-run) dry=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "fleet_knee: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -76,7 +77,6 @@ fi
 for tool in python3 go; do
   command -v "$tool" >/dev/null || { echo "fleet_knee: $tool is needed" >&2; exit 1; }
 done
-. "$root/bench/lib.sh"
 bench_setup fleet_knee
 [ -n "$out" ] || out="$work"
 mkdir -p "$out"

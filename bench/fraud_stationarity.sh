@@ -13,6 +13,7 @@
 #        [--seconds 300] [--warmup 10]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" rows=1000000 rate=1000 secs=300 warm=10
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -21,11 +22,10 @@ while [ $# -gt 0 ]; do
     --rate) rate="$2"; shift 2 ;;
     --seconds) secs="$2"; shift 2 ;;
     --warmup) warm="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "fraud_stationarity: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-. "$root/bench/lib.sh"
 bench_setup fraud_stationarity
 echo "$(date -u +%FT%TZ) $(nproc) cores; commit $(git -C "$root" rev-parse --short HEAD); oltp at $rate tx/s, ${warm}s + ${secs}s; load $(cut -d' ' -f1-3 /proc/loadavg)"
 common=(run --dsn "$dsn" --workload oltp --sync-commit on --rate "$rate" --warmup "${warm}s" --duration "${secs}s")

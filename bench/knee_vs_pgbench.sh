@@ -44,6 +44,7 @@
 # A tiny smoke run: bench/knee_vs_pgbench.sh --seconds 3 --warmup 1 --precision 0.3 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1 scpu="" pairs=1 late=() out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -60,7 +61,7 @@ while [ $# -gt 0 ]; do
     --pairs) pairs="$2"; shift 2 ;;
     --count-late) late=(--count-late); shift ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "knee_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -73,7 +74,6 @@ case "$pairs" in '' | *[!0-9]* | 0) echo "knee_vs_pgbench: --pairs takes a whole
 for w in $workloads; do
   case "$w" in oltp | transfer) ;; *) echo "knee_vs_pgbench: --workloads takes oltp and transfer, not $w" >&2; exit 2 ;; esac
 done
-. "$root/bench/lib.sh"
 bench_setup knee_vs_pgbench
 
 pin=()

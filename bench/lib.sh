@@ -1,4 +1,5 @@
-# Shared set-up of the benchmark scripts; source it, then call bench_setup NAME.
+# Shared set-up of the benchmark scripts; source it right after setting $root (it only
+# defines functions), then call bench_setup NAME after parsing the arguments.
 # Uses $root (the repository), $dsn (empty: start a throwaway server) and $rows; sets
 # $work (a temp dir holding the pgceiling and benchpg binaries, removed on exit) and $dsn.
 bench_setup() {
@@ -56,4 +57,11 @@ bench_pgbench() {
   rm -f "$work"/pgblog*
   "$@" pgbench -n -M prepared -c "$conns" -j 1 -R "$rate" --latency-limit 1000 -T "$((warm + secs))" -l \
     --log-prefix="$work/pgblog" -f "$root/bench/pgbench/$wl.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
+}
+
+# bench_help SCRIPT prints SCRIPT's header comment (from line 2 to the first line that is
+# not a comment) without the comment marks: every script's --help, so it never falls
+# behind the header the way a fixed line range did.
+bench_help() {
+  awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$1"
 }

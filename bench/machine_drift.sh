@@ -15,13 +15,14 @@
 # A smoke run: bench/machine_drift.sh --cycles 1 --gap 0 --seconds 2
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 cycles=8 gap=120 secs=20 dsn="" rows=20000
 while [ $# -gt 0 ]; do
   case "$1" in
     --cycles) cycles="$2"; shift 2 ;;
     --gap) gap="$2"; shift 2 ;;
     --seconds) secs="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "machine_drift: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -35,7 +36,6 @@ done
 fsync_tool="$(ls /usr/lib/postgresql/*/bin/pg_test_fsync 2>/dev/null | sort -V | tail -1)"
 [ -n "$fsync_tool" ] || fsync_tool="$(command -v pg_test_fsync || true)"
 [ -n "$fsync_tool" ] || { echo "machine_drift: pg_test_fsync is needed (postgresql server package)" >&2; exit 1; }
-. "$root/bench/lib.sh"
 bench_setup machine_drift
 # pgbench's tables go into a database of their own on the throwaway server.
 psql -qX "$dsn" -c "CREATE DATABASE drift" >/dev/null

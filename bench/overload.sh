@@ -16,6 +16,7 @@
 # A tiny smoke run: bench/overload.sh --knee 500 --warmup 1 --seconds 3 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" knee="" factor=20 wl=oltp sc=on warm=3 secs=10 conns=50 rows=200000
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -28,12 +29,11 @@ while [ $# -gt 0 ]; do
     --seconds) secs="$2"; shift 2 ;;
     --conns) conns="$2"; shift 2 ;;
     --rows) rows="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "overload: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
-. "$root/bench/lib.sh"
 bench_setup overload
 
 if [ -z "$knee" ]; then

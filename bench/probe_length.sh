@@ -21,6 +21,7 @@
 #        --warmup 3 --repeats 1 --precision 0.2 --hold 20
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" rows=1000000 wls="oltp transfer" lengths="30 120 300" warm=10 reps=2 prec=0.05 hold=600 shold=auto conns=auto out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,12 +36,11 @@ while [ $# -gt 0 ]; do
     --search-hold) shold="$2"; shift 2 ;;
     --conns) conns="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "probe_length: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
-. "$root/bench/lib.sh"
 bench_setup probe_length
 [ -n "$out" ] || out="$work"
 mkdir -p "$out"

@@ -24,6 +24,7 @@
 # A tiny smoke run: bench/rate_vs_pgbench.sh --rate 200 --seconds 3 --warmup 1 --pairs 1 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" w=oltp rate=1400 secs=60 warm=10 pairs=2 conns=50 rows=1000000 cpu=1 scpu=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
     --rows) rows="$2"; shift 2 ;;
     --cpu) cpu="$2"; shift 2 ;;
     --server-cpu) scpu="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "rate_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,7 +47,6 @@ for tool in pgbench /usr/bin/time python3 go; do
   command -v "$tool" >/dev/null || { echo "rate_vs_pgbench: $tool not found" >&2; exit 2; }
 done
 
-. "$root/bench/lib.sh"
 bench_setup rate_vs_pgbench
 pin=()
 [ -n "$cpu" ] && pin=(taskset -c "$cpu")

@@ -27,6 +27,7 @@
 # A smoke run: bench/script_vs_oltp.sh --rows 20000 --rounds 2 --warmup 1 --seconds 3 --precision 0.3
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" rows=1000000 rounds=4 warm=5 secs=15 prec=0.05 repeats=2 out="" sync=on conns=auto
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --sync) sync="$2"; shift 2 ;;
     --conns) conns="$2"; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "script_vs_oltp: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,7 +50,6 @@ for tool in python3 go; do
 done
 [ "$rounds" -ge 2 ] 2>/dev/null || { echo "script_vs_oltp: --rounds must be at least 2" >&2; exit 2; }
 case "$sync" in on | off) ;; *) echo "script_vs_oltp: --sync must be on or off" >&2; exit 2 ;; esac
-. "$root/bench/lib.sh"
 bench_setup script_vs_oltp
 out="${out:-$work/out}"
 mkdir -p "$out"

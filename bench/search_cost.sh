@@ -19,6 +19,7 @@
 # A tiny smoke run: bench/search_cost.sh --warmup 1 --seconds 3 --precision 0.2 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" warm=3 secs=10 prec=0.05 start=100 rows=200000 wl=oltp sc=on reps=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --workload) wl="$2"; shift 2 ;;
     --sync-commit) sc="$2"; shift 2 ;;
     --repeats) reps="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "search_cost: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,7 +40,6 @@ done
 echo "1. simulated server"
 (cd "$root" && go test -count=1 -run 'TestSearchCost$' -v ./search | sed -n 's/^ *cost_test.go:[0-9]*: /   /p')
 
-. "$root/bench/lib.sh"
 bench_setup search_cost
 
 common=(search --hold off --dsn "$dsn" --workload "$wl" --sync-commit "$sc" --warmup "${warm}s" --duration "${secs}s" --precision "$prec")

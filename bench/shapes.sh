@@ -16,6 +16,7 @@
 # A smoke run: bench/shapes.sh --rows 20000 --warmup 1 --seconds 3 --precision 0.3
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+. "$root/bench/lib.sh"
 dsn="" rows=1000000 warm=5 secs=20 prec=0.05 old=37c3777 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,14 +27,13 @@ while [ $# -gt 0 ]; do
     --precision) prec="$2"; shift 2 ;;
     --old) old="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "shapes: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 for tool in git python3 go; do
   command -v "$tool" >/dev/null || { echo "shapes: $tool is not installed" >&2; exit 1; }
 done
-. "$root/bench/lib.sh"
 bench_setup shapes
 out="${out:-$work/out}"
 mkdir -p "$out" "$work/old"
