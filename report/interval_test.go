@@ -86,6 +86,31 @@ func TestBottleneckCell(t *testing.T) {
 	}
 }
 
+// TestFirstFailingIsAboveTheKnee: the sweeps table's errors name the lowest failing rate
+// above the knee, not a failure at the knee that its passes and hold overruled (a real
+// transfer sweep printed "errors at 2,275" beside "knee 2,275, held").
+func TestFirstFailingIsAboveTheKnee(t *testing.T) {
+	fail := func(rate float64, rejected int64) result.Probe {
+		return result.Probe{TargetRate: rate, Verdict: result.Fail, Rejected: rejected}
+	}
+	pass := result.Probe{TargetRate: 2275, Verdict: result.Pass}
+	s := result.Sweep{Knee: 2275, Probes: []result.Probe{fail(2895, 900), fail(2275, 519), pass, fail(2482, 199), fail(2482, 300)}}
+	if got := sweepCells(&s).errs; got != "at 2,482: pool_timeout 199" {
+		t.Errorf("errors cell = %q, want the first failing probe above the knee, at 2,482", got)
+	}
+	if ff := firstFailing(&s); ff == nil || ff.TargetRate != 2482 {
+		t.Errorf("firstFailing = %+v, want the probe at 2,482", ff)
+	}
+	s.Probes = []result.Probe{fail(2275, 519), pass}
+	if got := sweepCells(&s).errs; got != "-" {
+		t.Errorf("no failure above the knee: errors cell = %q, want -", got)
+	}
+	s.Knee = 0
+	if got := sweepCells(&s).errs; got != "at 2,275: pool_timeout 519" {
+		t.Errorf("no knee: errors cell = %q, want the lowest failing probe", got)
+	}
+}
+
 func TestSlope(t *testing.T) {
 	for _, tc := range []struct {
 		st   result.Steady

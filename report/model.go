@@ -58,13 +58,16 @@ func kneeProbe(s *result.Sweep) *result.Probe {
 // (fail or not_steady); driver-limited and fault probes say nothing about the server.
 func failing(p *result.Probe) bool { return p.Verdict == result.Fail || p.Verdict == result.NotSteady }
 
-// firstFailing returns the failing probe at the lowest offered rate (the first rate the
-// server could not hold), or nil.
+// firstFailing returns the failing probe at the lowest offered rate above the knee (the
+// first rate the server could not hold, the rate the search's bottleneck line describes),
+// or nil. A failure at or below the knee is left out: that rate's passes or its hold
+// overruled it, and "errors at 2,275" beside "knee 2,275, held" read as a contradiction.
+// With no knee, every failing probe counts.
 func firstFailing(s *result.Sweep) *result.Probe {
 	var found *result.Probe
 	for i := range s.Probes {
 		p := &s.Probes[i]
-		if failing(p) && (found == nil || p.TargetRate < found.TargetRate) {
+		if failing(p) && p.TargetRate > s.Knee && (found == nil || p.TargetRate < found.TargetRate) {
 			found = p
 		}
 	}
