@@ -36,6 +36,13 @@ func TestKneeWithInterval(t *testing.T) {
 		!strings.Contains(notes[0], "a 360.0 s probe passes half the time at 1,791 tx/s") {
 		t.Errorf("kneeNotes(knee above its interval) = %q; want a note that says why, with the fit's window", notes)
 	}
+	if notes := kneeNotes(above); len(notes) == 0 || strings.Contains(notes[0], "checkpoint") {
+		t.Errorf("kneeNotes(no fitted event weight) = %q; want no word of starts and checkpoints", notes)
+	}
+	above.Interval.EventS = 85.2 // the fitted weight of a start and a checkpoint is named
+	if notes := kneeNotes(above); len(notes) == 0 || !strings.Contains(notes[0], "each probe start and checkpoint a chance to collapse worth 85.2 s of steady running") {
+		t.Errorf("kneeNotes(event weight 85.2 s) = %q; want the weight named", notes)
+	}
 	s.Interval = nil // no interval: the knee as it was, nothing invented
 	if got, want := kneeWithInterval(s, " tx/s"), "3,080 tx/s"; got != want {
 		t.Errorf("kneeWithInterval without an interval = %q, want %q", got, want)

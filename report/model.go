@@ -542,6 +542,9 @@ func kneeNotes(s *result.Sweep) []string {
 				fit += ", 50 % pass at " + rate(iv.Midpoint) + unit(s.Workload)
 			}
 		}
+		if iv.EventS > 0 {
+			fit += fmt.Sprintf(", each probe start and checkpoint a chance to collapse worth %s of steady running", secs(iv.EventS))
+		}
 		n += "; " + fit
 		switch {
 		case kneeBelow(s):

@@ -554,6 +554,10 @@ type Interval struct {
 	// held, else the probes' measured window. 0 in files from before it was recorded
 	// (a logistic fit of pass/fail, without the probes' lengths).
 	WindowS float64 `json:"window_s,omitempty"`
+	// EventS is the fitted weight of a probe's start and of each checkpoint in it, in
+	// seconds of steady running: the collapse chance each brings (0: none beyond the
+	// seconds; left out in files from before it was fitted).
+	EventS float64 `json:"event_s,omitempty"`
 }
 
 // Contains says whether rate lies inside the interval, its ends included.

@@ -13,7 +13,7 @@ import (
 const IntervalLevel = 0.9
 
 // IntervalMethod is recorded in result.Interval.Method.
-const IntervalMethod = "collapse-rate model: Poisson collapses at rate exp(a + b·rate), Firth-penalized fit to every judged probe's outcome and seconds, profile-likelihood interval"
+const IntervalMethod = "collapse-rate model: collapses at rate exp(a + b·rate) per second of steady running, each probe start and checkpoint weighing as many seconds (fitted), Firth-penalized fit to every judged probe's outcome and exposure, profile-likelihood interval"
 
 // KneeInterval fits a model of when probes collapse to every judged probe — pass,
 // fail and not_steady; fault, driver_limited and interrupted probes left out — and gives
@@ -21,55 +21,70 @@ const IntervalMethod = "collapse-rate model: Poisson collapses at rate exp(a + b
 // IntervalLevel (90 %) interval.
 //
 // The model: at a steady offered rate r the server collapses (a stall whose backlog the
-// pool wait cannot absorb, a queue that runs away) as a Poisson process of rate
-// λ(r) = exp(a + b·r), b > 0: the time to a collapse is exponential. A probe that passed
-// survived its t measured seconds (probability e^(−λt)). One cut short (by its error
-// budget or the trend rule) collapsed at about t, the moment it was found out (density
-// λe^(−λt)); one judged failed at its window's end collapsed somewhere within it
-// (1 − e^(−λt)). So a 6-minute hold weighs 24 times a 15 s probe's pass, a probe that
-// collapsed in its first second says more than one found out at its end, and short passes
-// above a failed hold and a hold failing below short passes are one picture: a rate whose
-// collapses come every few minutes passes most 15 s probes and few holds. A hold is the
-// exception: it counts as a pass or a fail of its whole window, whenever its collapse
-// came. It starts at a CHECKPOINT and takes in the next one at a fixed second, whose
-// stall no short probe reaches and which is not a Poisson event (measured: `oltp`
-// sync=off holds at 2,524 and 2,644 tx/s collapsed 294 s and 319 s into 360 s, at the
-// checkpoint), so its collapse's time says when the checkpoint came, not how often the
-// server collapses. The estimate (Midpoint) is m with λ(m)·window = ln 2: the rate at
-// which a probe of the reference window (ReferenceWindow) passes half the time. The fit is Firth's
-// penalized maximum likelihood (log-likelihood + ½ log det of the Fisher information),
+// pool wait cannot absorb, a queue that runs away) at rate λ(r) = exp(a + b·r) per
+// second, b > 0, and besides at the moments that stress it most: a probe's start, right
+// after its CHECKPOINT, when every first write of a page logs a full-page image, and each
+// checkpoint during the probe. Each such event is a chance to collapse worth θ seconds of
+// steady running, so a probe of t seconds with e events (its start and the checkpoints
+// observed in it) survives with probability exp(−λ(r)·(t + θe)): its exposure is t + θe.
+// θ = 0 is a memoryless server, whose 15 s probes say little about a 6-minute hold; a
+// large θ is a server whose collapses come at starts and checkpoints, for which a 15 s
+// probe and a hold are nearly the same test. θ is fitted with a and b (measured on the
+// main job of 2026-12-06: 15 s probes passed 4 times of 4 at rates whose holds then
+// collapsed 2-34 s in, and θ of tens of seconds fits those sweeps far better than 0).
+//
+// A probe that passed survived its exposure; one that failed collapsed within it,
+// whether cut short (its exposure up to the cut: a collapse found out after 1 s says
+// more than one found out at the window's end) or judged at its window's end. A hold is
+// the exception: it counts as a fail of its whole window, whenever its collapse came,
+// since when a checkpoint's collapse comes says when the checkpoint came, not how often
+// the server collapses. The estimate (Midpoint) is m with λ(m)·(window + θ·e) = ln 2,
+// where e counts a probe of the reference window's events (its start and the
+// checkpoints a completed probe of that length saw): the rate at which a probe of the
+// reference window (ReferenceWindow) passes half the time. The fit is Firth's penalized
+// maximum likelihood (log-likelihood + ½ log det of the Fisher information of a and b),
 // finite when every pass lies below every fail; the interval is the profile penalized
-// likelihood's: every m whose deviance, maximized over b, is within the χ²₁ quantile
-// (2.706) of the best, within half the lowest rate probed and twice the highest. The fit
-// may place m below every probe (a search that held its first rate has no probe lower
-// down); the interval then says how far the data reach. nil without a pass and a fail at
-// two rates or more.
+// likelihood's: every m whose deviance, maximized over b and θ, is within the χ²₁
+// quantile (2.706) of the best, within half the lowest rate probed and twice the
+// highest. The fit may place m below every probe (a search that held its first rate has
+// no probe lower down); the interval then says how far the data reach. nil without a
+// pass and a fail at two rates or more.
 func KneeInterval(probes []result.Probe, window float64) *result.Interval {
-	var c collapses
+	return kneeInterval(probes, window, thetas)
+}
+
+// kneeInterval is KneeInterval with θ taken from the grid given ({0}: a memoryless
+// server, the model before 2026-12-06).
+func kneeInterval(probes []result.Probe, window float64, grid []float64) *result.Interval {
+	c := collapses{thetas: grid}
 	var rates []float64
 	pass, fail := false, false
+	var holds []result.Probe // failed holds: exposed for their whole window
 	for _, p := range probes {
 		if p.Interrupted {
 			continue
 		}
 		t := max(p.MeasuredS, 1) // a probe cut short in its warm-up: its first second
-		var d float64
+		d := survived
 		switch p.Verdict {
 		case result.Pass:
 			pass = true
 		case result.Fail, result.NotSteady:
-			d, fail = within, true
-			switch {
-			case p.Hold: // a fail of its whole window, whenever it came (see above)
-				t = max(p.DurationS, t)
-			case p.MeasuredS < p.DurationS-0.1:
-				d = at
+			d, fail = collapsed, true
+			if p.Hold { // a fail of its whole window, whenever it came (see above)
+				holds = append(holds, p)
+				continue
 			}
 		default:
 			continue
 		}
 		rates = append(rates, p.TargetRate)
-		c.t, c.d, c.T = append(c.t, t), append(c.d, d), append(c.T, max(p.DurationS, t))
+		c.add(t, events(p), max(p.DurationS, t), d)
+	}
+	for _, p := range holds {
+		T := max(p.DurationS, p.MeasuredS, 1)
+		rates = append(rates, p.TargetRate)
+		c.add(T, windowEvents(probes, T, events(p)), T, collapsed)
 	}
 	if !pass || !fail || slices.Min(rates) == slices.Max(rates) { // one rate: no slope to fit
 		return nil
@@ -77,12 +92,35 @@ func KneeInterval(probes []result.Probe, window float64) *result.Interval {
 	if window <= 0 {
 		window = slices.Max(c.T)
 	}
-	lo, mid, hi, ok := c.fit(rates, window)
+	c.window, c.events = window, windowEvents(probes, window, 1)
+	lo, mid, hi, theta, ok := c.fit(rates)
 	if !ok {
 		return nil
 	}
 	return &result.Interval{Lo: lo, Hi: hi, Level: IntervalLevel, Midpoint: mid, Method: IntervalMethod,
-		Probes: len(rates), WindowS: window}
+		Probes: len(rates), WindowS: window, EventS: theta}
+}
+
+// events is a probe's collapse chances besides its seconds: its start and every
+// checkpoint observed in it.
+func events(p result.Probe) float64 {
+	e := 1.0
+	if o := p.Observation; o != nil && o.Checkpoints > 0 {
+		e += float64(o.Checkpoints)
+	}
+	return e
+}
+
+// windowEvents is the events of a probe of window seconds run to its end: the most that
+// any completed probe at least that long saw, or least when none did (at least its start).
+func windowEvents(probes []result.Probe, window, least float64) float64 {
+	e := max(least, 1)
+	for _, p := range probes {
+		if !p.Interrupted && p.Verdict == result.Pass && p.MeasuredS >= window-0.1 {
+			e = max(e, events(p))
+		}
+	}
+	return e
 }
 
 // Refit fits sw's knee interval again from the probes it recorded, with this version's
@@ -119,43 +157,46 @@ func RatioRange(a, b *result.Interval) (lo, hi float64, ok bool) {
 	return a.Lo / b.Hi, a.Hi / b.Lo, true
 }
 
-// A probe's outcome in collapses.d: survived, collapsed at its t, collapsed within it.
+// A probe's outcome in collapses.d: survived its exposure, collapsed within it.
 const (
-	survived = 0
-	at       = 1
-	within   = 2
+	survived  = 0
+	collapsed = 1
 )
 
 // collapses is the probes' data: standardized rates x = (rate - mean) / sc, seconds run
-// t, seconds asked for T, outcome d; and k = log(ln 2 / window).
+// t, events e and outcome d, and seconds asked for T (the Fisher information's); the
+// reference window and its events.
 type collapses struct {
-	x, t, T, d []float64
-	k          float64
+	x, t, e, T, d  []float64
+	window, events float64
+	thetas         []float64 // the grid of θ (thetas)
 }
 
-// pll is the Firth-penalized log-likelihood at the standardized even-odds rate m and
-// slope b (x units): log λ(x) = k + b(x − m), so that λ(m)·window = ln 2. The penalty is
-// ½ log det of the Fisher information of (a, b), each probe weighted as if only its pass
-// or fail at the end of the window asked for, T, were seen: with μ = λT the weight is
-// μ² e^(−μ) / (1 − e^(−μ)). A collapse seen at its second carries more information
-// (1 − e^(−μ)), so this prior is the more conservative one, and unlike that one its
-// weights vanish as the slope grows, which keeps the fit finite when every pass lies
-// below every fail and every fail ran its whole window.
-func (c collapses) pll(m, b float64) float64 {
+func (c *collapses) add(t, e, T float64, d int) {
+	c.t, c.e, c.T, c.d = append(c.t, t), append(c.e, e), append(c.T, T), append(c.d, float64(d))
+}
+
+// pll is the Firth-penalized log-likelihood at the standardized even-odds rate m, slope
+// b (x units) and event weight θ (seconds): log λ(x) = k + b(x − m) with
+// k = log(ln 2 / (window + θ·events)), so that a probe of the reference window at m
+// survives with probability ½. The penalty is ½ log det of the Fisher information of
+// (a, b), each probe weighted as if only its pass or fail at the end of the window asked
+// for, T, were seen: with μ = λ(T + θe) the weight is μ² e^(−μ) / (1 − e^(−μ)). A
+// collapse seen at its second carries more information, so this prior is the more
+// conservative one, and its weights vanish as the slope grows, which keeps the fit
+// finite when every pass lies below every fail and every fail ran its whole window.
+func (c collapses) pll(m, b, theta float64) float64 {
+	k := math.Log(math.Ln2 / (c.window + theta*c.events))
 	var ll, sw, xbar, ss float64 // ss = Σw(x − x̄)², by West's weighted update (no cancellation)
 	for i, x := range c.x {
-		eta := c.k + b*(x-m)
-		lambda := math.Exp(eta)
-		lt := lambda * c.t[i] // +Inf when exp overflows: −Inf below, no NaN (t ≥ 1)
-		switch c.d[i] {
-		case survived:
-			ll -= lt
-		case at:
-			ll += eta - lt
-		case within:
-			ll += math.Log(-math.Expm1(-lt)) // −Inf when λt underflows to 0
+		lambda := math.Exp(k + b*(x-m))
+		lx := lambda * (c.t[i] + theta*c.e[i]) // +Inf when exp overflows: −Inf below, no NaN (t ≥ 1)
+		if c.d[i] == survived {
+			ll -= lx
+		} else {
+			ll += math.Log(-math.Expm1(-lx)) // −Inf when λx underflows to 0
 		}
-		if mu := lambda * c.T[i]; mu > 0 && mu < 700 {
+		if mu := lambda * (c.T[i] + theta*c.e[i]); mu > 0 && mu < 700 {
 			w := mu * mu * math.Exp(-mu) / -math.Expm1(-mu)
 			sw += w
 			d := x - xbar
@@ -169,8 +210,8 @@ func (c collapses) pll(m, b float64) float64 {
 	return ll + 0.5*math.Log(sw*ss) // det of the information = Σw · Σw(x − x̄)²
 }
 
-// slopes is the grid of b the profile starts from: 10⁻³ … 10⁴, log-spaced (b > 0: a
-// higher rate collapses sooner).
+// slopes is the grid of b the profile starts from: 10⁻³ … 10⁴, log-spaced by slopeStep
+// (b > 0: a higher rate collapses sooner).
 var slopes = func() []float64 {
 	const k = 22
 	g := make([]float64, k)
@@ -180,18 +221,53 @@ var slopes = func() []float64 {
 	return g
 }()
 
-// profile is max over b of pll(m, b): the grid, then golden section between the best
-// point's neighbours.
-func (c collapses) profile(m float64) float64 {
+// slopeStep is the ratio of two neighbours in slopes.
+var slopeStep = math.Exp(math.Log(1e7) / 21)
+
+// thetas is the grid of θ, in seconds, the profile starts from: 0, and 1 … 10⁴ spaced
+// by about 3.
+var thetas = []float64{0, 1, 3, 10, 30, 100, 300, 1000, 3000, 10000}
+
+// profile is max over b and θ of pll(m, b, θ), with the θ it takes: the grid, then golden
+// section in log(1 + θ) between the best point's neighbours, there with b sought near
+// the grid point's best.
+func (c collapses) profile(m float64) (float64, float64) {
+	best, bBest, k := math.Inf(-1), 0.0, 0
+	for i, th := range c.thetas {
+		if v, b := c.profileB(m, th); v > best {
+			best, bBest, k = v, b, i
+		}
+	}
+	if len(c.thetas) == 1 {
+		return best, c.thetas[0]
+	}
+	lo, hi := math.Log1p(c.thetas[max(k-1, 0)]), math.Log1p(c.thetas[min(k+1, len(c.thetas)-1)])
+	near := func(u float64) float64 {
+		_, v := goldenMax(func(b float64) float64 { return c.pll(m, b, math.Expm1(u)) }, bBest/slopeStep, bBest*slopeStep, 12)
+		return v
+	}
+	u, v := goldenMax(near, lo, hi, 10)
+	if v > best {
+		return v, math.Expm1(u)
+	}
+	return best, c.thetas[k]
+}
+
+// profileB is max over b of pll(m, b, θ), with the b it takes: the grid, then golden
+// section between the best point's neighbours.
+func (c collapses) profileB(m, theta float64) (float64, float64) {
 	best, k := math.Inf(-1), 0
 	for i, b := range slopes {
-		if v := c.pll(m, b); v > best {
+		if v := c.pll(m, b, theta); v > best {
 			best, k = v, i
 		}
 	}
 	lo, hi := slopes[max(k-1, 0)], slopes[min(k+1, len(slopes)-1)]
-	_, v := goldenMax(func(b float64) float64 { return c.pll(m, b) }, lo, hi, 30)
-	return max(best, v)
+	b, v := goldenMax(func(b float64) float64 { return c.pll(m, b, theta) }, lo, hi, 16)
+	if v > best {
+		return v, b
+	}
+	return best, slopes[k]
 }
 
 // goldenMax maximizes a unimodal f on [a, c].
@@ -217,20 +293,22 @@ func goldenMax(f func(float64) float64, a, c float64, iter int) (x, fx float64) 
 }
 
 // fit standardizes rates into c.x and returns the interval and the estimate (in rates)
-// of the model, within [min / 2, 2 max]; ok is false when no fit exists.
-func (c *collapses) fit(rates []float64, window float64) (lo, mid, hi float64, ok bool) {
+// of the model, within [min / 2, 2 max], and the θ of the estimate; ok is false when no
+// fit exists.
+func (c *collapses) fit(rates []float64) (lo, mid, hi, theta float64, ok bool) {
 	rmin, rmax := slices.Min(rates), slices.Max(rates)
 	mean, sc := stat.PopMeanStdDev(rates, nil)
 	if sc <= 0 {
 		sc = max(rmax/10, 1)
 	}
-	c.k = math.Log(math.Ln2 / window)
 	c.x = make([]float64, len(rates))
 	for i, r := range rates {
 		c.x[i] = (r - mean) / sc
 	}
-	xl, xm, xh, ok := profileInterval(c.profile, (rmin/2-mean)/sc, (2*rmax-mean)/sc)
-	return mean + sc*xl, mean + sc*xm, mean + sc*xh, ok
+	prof := func(m float64) float64 { v, _ := c.profile(m); return v }
+	xl, xm, xh, ok := profileInterval(prof, (rmin/2-mean)/sc, (2*rmax-mean)/sc)
+	_, theta = c.profile(xm)
+	return mean + sc*xl, mean + sc*xm, mean + sc*xh, theta, ok
 }
 
 // profileInterval maximizes the profile log-likelihood prof over [xlo, xhi] (a grid, then
@@ -238,7 +316,7 @@ func (c *collapses) fit(rates []float64, window float64) (lo, mid, hi float64, o
 // every x within the χ²₁ quantile's half of the best — with the maximum; ok is false when
 // prof is −∞ everywhere.
 func profileInterval(prof func(float64) float64, xlo, xhi float64) (lo, best, hi float64, ok bool) {
-	const grid = 100
+	const grid = 40
 	step := (xhi - xlo) / grid
 	at := func(i int) float64 { return xlo + float64(i)*step }
 	vals := make([]float64, grid+1)
@@ -252,7 +330,7 @@ func profileInterval(prof func(float64) float64, xlo, xhi float64) (lo, best, hi
 	if math.IsInf(vals[kBest], -1) {
 		return 0, 0, 0, false
 	}
-	mBest, vBest := goldenMax(prof, at(max(kBest-1, 0)), at(min(kBest+1, grid)), 40)
+	mBest, vBest := goldenMax(prof, at(max(kBest-1, 0)), at(min(kBest+1, grid)), 25)
 	if vals[kBest] > vBest {
 		mBest, vBest = at(kBest), vals[kBest]
 	}
@@ -287,7 +365,7 @@ func profileInterval(prof func(float64) float64, xlo, xhi float64) (lo, best, hi
 
 // crossing bisects between out (not in the interval) and in (in it) for the boundary.
 func crossing(in func(float64) bool, out, inside float64) float64 {
-	for i := 0; i < 20; i++ {
+	for i := 0; i < 14; i++ { // to a 16,000th of a grid step
 		m := (out + inside) / 2
 		if in(m) {
 			inside = m

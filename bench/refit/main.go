@@ -69,19 +69,20 @@ func run(w io.Writer, files []string, fixed float64) error {
 			all = append(all, fitted{path: f, name: name, sw: sw, iv: search.Refit(sw, fixed)})
 		}
 	}
-	fmt.Fprintln(w, "| file | sweep | knee | held | refitted: a probe of the window passes half the time at | 90 % interval | window | recorded interval |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| file | sweep | knee | held | refitted: a probe of the window passes half the time at | 90 % interval | window | start or checkpoint worth | recorded interval |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, a := range all {
-		est, iv, win := "-", "-", "-"
+		est, iv, win, ev := "-", "-", "-", "-"
 		if a.iv != nil {
 			est, iv, win = fmt.Sprintf("%.0f", a.iv.Midpoint), fmt.Sprintf("%.0f-%.0f", a.iv.Lo, a.iv.Hi), fmt.Sprintf("%.0f s", a.iv.WindowS)
+			ev = fmt.Sprintf("%.0f s", a.iv.EventS)
 		}
 		rec := "-"
 		if r := a.sw.Interval; r != nil {
 			rec = fmt.Sprintf("%.0f-%.0f", r.Lo, r.Hi)
 		}
-		fmt.Fprintf(w, "| %s | %s %s | %.0f | %v | %s | %s | %s | %s |\n", a.name, a.sw.Workload, a.sw.SyncCommit,
-			a.sw.Knee, a.sw.Held, est, iv, win, rec)
+		fmt.Fprintf(w, "| %s | %s %s | %.0f | %v | %s | %s | %s | %s | %s |\n", a.name, a.sw.Workload, a.sw.SyncCommit,
+			a.sw.Knee, a.sw.Held, est, iv, win, ev, rec)
 	}
 	if len(files) < 2 {
 		return nil
