@@ -29,16 +29,23 @@ const IntervalMethod = "collapse-rate model: collapses at rate exp(a + b·rate) 
 // observed in it) survives with probability exp(−λ(r)·(t + θe)): its exposure is t + θe.
 // θ = 0 is a memoryless server, whose 15 s probes say little about a 6-minute hold; a
 // large θ is a server whose collapses come at starts and checkpoints, for which a 15 s
-// probe and a hold are nearly the same test. θ is fitted with a and b (measured on the
+// probe and a hold are nearly the same test. θ is fitted with a and b when the probes
+// asked for windows of more than one length (short probes and holds; measured on the
 // main job of 2026-12-06: 15 s probes passed 4 times of 4 at rates whose holds then
-// collapsed 2-34 s in, and θ of tens of seconds fits those sweeps far better than 0).
+// collapsed 2-34 s in, and θ of 31-207 s fits those sweeps better than 0 by 2-10 units
+// of log-likelihood).
 //
-// A probe that passed survived its exposure; one that failed collapsed within it,
-// whether cut short (its exposure up to the cut: a collapse found out after 1 s says
-// more than one found out at the window's end) or judged at its window's end. A hold is
-// the exception: it counts as a fail of its whole window, whenever its collapse came,
-// since when a checkpoint's collapse comes says when the checkpoint came, not how often
-// the server collapses. The estimate (Midpoint) is m with λ(m)·(window + θ·e) = ln 2,
+// A probe that passed survived its exposure; one that failed at its window's end
+// collapsed within it; one cut short (error budget, trend rule) collapsed within its
+// exposure up to the cut, since a collapse found out in its first seconds may be its
+// start's as well as a steady one (and one found out after 1 s still says more than one
+// found out at the window's end). A hold is the exception: it counts as a fail of its
+// whole window, whenever its collapse came, since when a checkpoint's collapse comes
+// says when the checkpoint came, not how often the server collapses. Probes that all
+// asked for one window length cannot tell a start's weight from their seconds, and
+// nothing is carried from one length to another: they are read as memoryless (θ = 0,
+// the model until 2026-12-06), a cut-short probe as a collapse at its t (density
+// λe^(−λt)), which keeps its time's information. The estimate (Midpoint) is m with λ(m)·(window + θ·e) = ln 2,
 // where e counts a probe of the reference window's events (its start and the
 // checkpoints a completed probe of that length saw): the rate at which a probe of the
 // reference window (ReferenceWindow) passes half the time. The fit is Firth's penalized
@@ -75,6 +82,9 @@ func kneeInterval(probes []result.Probe, window float64, grid []float64) *result
 				holds = append(holds, p)
 				continue
 			}
+			if p.MeasuredS < p.DurationS-0.1 {
+				d = stalled // cut short (read as collapsed at its t when the probes are of one length)
+			}
 		default:
 			continue
 		}
@@ -93,6 +103,19 @@ func kneeInterval(probes []result.Probe, window float64, grid []float64) *result
 		window = slices.Max(c.T)
 	}
 	c.window, c.events = window, windowEvents(probes, window, 1)
+	if slices.Max(c.T)-slices.Min(c.T) < 1 {
+		// Probes of one length: nothing is carried from one window to another, and their
+		// early collapses cannot tell a start's chance from a rate the server cannot
+		// serve at all, so they are read as memoryless, each cut-short probe's collapse
+		// at its t.
+		c.thetas = []float64{0}
+	} else {
+		for i, d := range c.d {
+			if d == stalled {
+				c.d[i] = collapsed
+			}
+		}
+	}
 	lo, mid, hi, theta, ok := c.fit(rates)
 	if !ok {
 		return nil
@@ -157,10 +180,12 @@ func RatioRange(a, b *result.Interval) (lo, hi float64, ok bool) {
 	return a.Lo / b.Hi, a.Hi / b.Lo, true
 }
 
-// A probe's outcome in collapses.d: survived its exposure, collapsed within it.
+// A probe's outcome in collapses.d: survived its exposure, collapsed within it, or
+// collapsed at its t (see KneeInterval).
 const (
 	survived  = 0
 	collapsed = 1
+	stalled   = 2 // cut short; read as collapsed within its exposure when θ is fitted
 )
 
 // collapses is the probes' data: standardized rates x = (rate - mean) / sc, seconds run
@@ -191,10 +216,13 @@ func (c collapses) pll(m, b, theta float64) float64 {
 	for i, x := range c.x {
 		lambda := math.Exp(k + b*(x-m))
 		lx := lambda * (c.t[i] + theta*c.e[i]) // +Inf when exp overflows: −Inf below, no NaN (t ≥ 1)
-		if c.d[i] == survived {
+		switch c.d[i] {
+		case survived:
 			ll -= lx
-		} else {
+		case collapsed:
 			ll += math.Log(-math.Expm1(-lx)) // −Inf when λx underflows to 0
+		case stalled: // the density of a collapse at t
+			ll += math.Log(lambda) - lx
 		}
 		if mu := lambda * (c.T[i] + theta*c.e[i]); mu > 0 && mu < 700 {
 			w := mu * mu * math.Exp(-mu) / -math.Expm1(-mu)

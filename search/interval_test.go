@@ -311,9 +311,9 @@ func TestKneeIntervalHoldFailsItsWindow(t *testing.T) {
 // the failed holds do not lift the estimate past the rates where they stop being the
 // rule: a 6-minute probe passes half the time above the held rate and below the rate
 // where 15 s probes passed 2 of 4 (3,065), and the interval holds the held knee and
-// stays below 3,985, where 4 of 5 short probes failed. How far
-// up it reaches depends on how much of a hold's risk its start carries (θ, fitted): the
-// failed holds above 2,846 bound it only as far as the data pin that down.
+// stays below 3,985, where 4 of 5 short probes failed. How far up it reaches depends on
+// how much of a hold's risk its start carries (θ, fitted): the failed holds above 2,846
+// bound it only as far as the data pin that down.
 func TestKneeIntervalRecordedHolds(t *testing.T) {
 	P, F, N := result.Pass, result.Fail, result.NotSteady
 	type pr struct {
