@@ -45,10 +45,12 @@ const IntervalMethod = "collapse-rate model: collapses at rate exp(a + b·rate) 
 // asked for one window length cannot tell a start's weight from their seconds, and
 // nothing is carried from one length to another: they are read as memoryless (θ = 0,
 // the model until 2026-12-06), a cut-short probe as a collapse at its t (density
-// λe^(−λt)), which keeps its time's information. The estimate (Midpoint) is m with λ(m)·(window + θ·e) = ln 2,
-// where e counts a probe of the reference window's events (its start and the
-// checkpoints a completed probe of that length saw): the rate at which a probe of the
-// reference window (ReferenceWindow) passes half the time. The fit is Firth's penalized
+// λe^(−λt)), which keeps its time's information.
+//
+// The estimate (Midpoint) is m with λ(m)·(window + θ·e) = ln 2, where e counts a probe
+// of the reference window's events (its start and the checkpoints a completed probe of
+// that length saw): the rate at which a probe of the reference window
+// (ReferenceWindow) passes half the time. The fit is Firth's penalized
 // maximum likelihood (log-likelihood + ½ log det of the Fisher information of a and b),
 // finite when every pass lies below every fail; the interval is the profile penalized
 // likelihood's: every m whose deviance, maximized over b and θ, is within the χ²₁
@@ -238,19 +240,18 @@ func (c collapses) pll(m, b, theta float64) float64 {
 	return ll + 0.5*math.Log(sw*ss) // det of the information = Σw · Σw(x − x̄)²
 }
 
-// slopes is the grid of b the profile starts from: 10⁻³ … 10⁴, log-spaced by slopeStep
-// (b > 0: a higher rate collapses sooner).
+// slopeStep is the ratio of two neighbours in slopes.
+var slopeStep = math.Pow(1e7, 1.0/21)
+
+// slopes is the grid of b the profile starts from: 10⁻³ … 10⁴, 22 points log-spaced by
+// slopeStep (b > 0: a higher rate collapses sooner).
 var slopes = func() []float64 {
-	const k = 22
-	g := make([]float64, k)
+	g := make([]float64, 22)
 	for i := range g {
-		g[i] = math.Exp(math.Log(1e-3) + float64(i)*math.Log(1e7)/(k-1))
+		g[i] = 1e-3 * math.Pow(slopeStep, float64(i))
 	}
 	return g
 }()
-
-// slopeStep is the ratio of two neighbours in slopes.
-var slopeStep = math.Exp(math.Log(1e7) / 21)
 
 // thetas is the grid of θ, in seconds, the profile starts from: 0, and 1 … 10⁴ spaced
 // by about 3.
