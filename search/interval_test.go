@@ -350,6 +350,45 @@ func TestKneeIntervalRecordedHolds(t *testing.T) {
 	}
 }
 
+// TestKneeIntervalRecordedStarts: a recorded sweep (the main job's oltp sync=on of
+// 2026-12-06 04:51 UTC, run A, 15 s probes, 360 s holds) whose 15 s probes passed 4
+// times of 4 at 2,230, 1,887 and 1,801 tx/s while the holds there collapsed 2.5, 5.5 and
+// 34 s in, and 1,593 held (seeing one checkpoint). A start worth some seconds of running
+// is fitted (θ > 0), and the interval holds the held knee with the estimate between it
+// and the lowest rate whose hold collapsed at its start (1,887).
+func TestKneeIntervalRecordedStarts(t *testing.T) {
+	P, F, N := result.Pass, result.Fail, result.NotSteady
+	type pr struct {
+		rate float64
+		v    result.Verdict
+		s    float64
+		hold bool
+		cps  int64
+	}
+	rec := []pr{{1715, N, 11.01, false, 0}, {1225, P, 15, false, 0}, {1470, P, 15, false, 0}, {1593, P, 15, false, 0},
+		{1593, P, 15, false, 0}, {1715, P, 15, false, 0}, {1593, P, 15, false, 0}, {1593, P, 15, false, 0}, {1715, P, 15, false, 0},
+		{2401, F, 1.45, false, 0}, {2058, P, 15, false, 0}, {2230, P, 15, false, 0}, {2230, P, 15, false, 0}, {2230, P, 15, false, 0},
+		{2230, P, 15, false, 0}, {2401, F, 4.511, false, 0}, {2401, F, 1.082, false, 0}, {2401, F, 1.024, false, 0},
+		{2230, F, 2.537, true, 0}, {2058, F, 1.11, false, 0}, {1887, P, 15, false, 0}, {1887, P, 15, false, 0}, {1887, P, 15, false, 0},
+		{1887, P, 15, false, 0}, {2058, P, 15, false, 0}, {2058, P, 15, false, 0}, {2058, N, 33.01, true, 0}, {1887, F, 5.487, true, 0},
+		{1801, P, 15, false, 0}, {1801, P, 15, false, 0}, {1801, P, 15, false, 0}, {1801, P, 15, false, 0}, {1801, N, 34, true, 0},
+		{1715, P, 15, false, 0}, {1715, F, 25.44, true, 0}, {1593, P, 360, true, 1}}
+	var ps []result.Probe
+	for _, p := range rec {
+		asked := 15.0
+		if p.hold {
+			asked = 360
+		}
+		ps = append(ps, result.Probe{TargetRate: p.rate, Verdict: p.v, DurationS: asked, MeasuredS: p.s, Hold: p.hold,
+			Observation: &result.Observation{Checkpoints: p.cps}})
+	}
+	iv := KneeInterval(ps, 360)
+	if iv == nil || iv.EventS < 10 || !iv.Contains(1593) || iv.Midpoint <= 1593 || iv.Midpoint >= 1887 {
+		t.Errorf("KneeInterval(recorded oltp sync=on sweep of run A, window 360 s) = %+v; want a start worth at least 10 s, "+
+			"an interval holding the held 1,593 and the estimate between it and 1,887", iv)
+	}
+}
+
 // TestKneeIntervalNoisyMonotone: monotone data with noise near the edge (a fail below a
 // pass) gives a finite interval around the crossing; a dozen noisy probes say less.
 func TestKneeIntervalNoisyMonotone(t *testing.T) {
