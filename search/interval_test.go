@@ -305,6 +305,30 @@ func TestKneeIntervalHoldFailsItsWindow(t *testing.T) {
 	}
 }
 
+// recordedProbe is a probe of a recorded sweep: rate, verdict, measured seconds, whether
+// it was a hold (360 s asked, else 15 s) and the checkpoints observed in it.
+type recordedProbe struct {
+	rate float64
+	v    result.Verdict
+	s    float64
+	hold bool
+	cps  int64
+}
+
+// recordedSweep builds the probes of a recorded sweep.
+func recordedSweep(rec []recordedProbe) []result.Probe {
+	var ps []result.Probe
+	for _, p := range rec {
+		asked := 15.0
+		if p.hold {
+			asked = 360
+		}
+		ps = append(ps, result.Probe{TargetRate: p.rate, Verdict: p.v, DurationS: asked, MeasuredS: p.s, Hold: p.hold,
+			Observation: &result.Observation{Checkpoints: p.cps}})
+	}
+	return ps
+}
+
 // TestKneeIntervalRecordedHolds: a recorded sweep (the main job's oltp sync=off of
 // 2026-12-05 17:15 UTC, 15 s probes, 360 s holds) whose 15 s probes passed up to 3,985
 // while holds failed at 3,678, 3,372 and 2,846 and 2,627 held. The short passes above
@@ -316,28 +340,15 @@ func TestKneeIntervalHoldFailsItsWindow(t *testing.T) {
 // bound it only as far as the data pin that down.
 func TestKneeIntervalRecordedHolds(t *testing.T) {
 	P, F, N := result.Pass, result.Fail, result.NotSteady
-	type pr struct {
-		rate float64
-		v    result.Verdict
-		s    float64
-		hold bool
-	}
-	rec := []pr{{3065, P, 15, false}, {4291, F, 1.05454, false}, {3678, P, 15, false}, {3985, F, 1.22749, false},
-		{3678, P, 15, false}, {3985, F, 1.05916, false}, {3678, P, 15, false}, {3678, P, 15, false}, {3985, F, 1.10744, false},
-		{3985, P, 15, false}, {3678, N, 11.0166, true}, {3372, P, 15, false}, {3372, P, 15, false}, {3372, P, 15, false},
-		{3372, P, 15, false}, {3372, F, 65.2051, true}, {3219, P, 15, false}, {3219, F, 1.94469, false}, {3065, F, 1.58472, false},
-		{2189, P, 15, false}, {2627, F, 1.6264, false}, {2408, P, 15, false}, {2408, P, 15, false}, {2408, P, 15, false},
-		{2408, P, 15, false}, {2627, P, 15, false}, {2627, P, 15, false}, {2846, P, 15, false}, {2846, P, 15, false},
-		{2846, P, 15, false}, {2846, P, 15, false}, {3065, P, 15, false}, {3065, F, 14.4505, false}, {2846, F, 2.88195, true},
-		{2627, P, 15, false}, {2627, P, 360, true}}
-	var ps []result.Probe
-	for _, p := range rec {
-		asked := 15.0
-		if p.hold {
-			asked = 360
-		}
-		ps = append(ps, result.Probe{TargetRate: p.rate, Verdict: p.v, DurationS: asked, MeasuredS: p.s, Hold: p.hold})
-	}
+	ps := recordedSweep([]recordedProbe{
+		{3065, P, 15, false, 0}, {4291, F, 1.05454, false, 0}, {3678, P, 15, false, 0}, {3985, F, 1.22749, false, 0},
+		{3678, P, 15, false, 0}, {3985, F, 1.05916, false, 0}, {3678, P, 15, false, 0}, {3678, P, 15, false, 0}, {3985, F, 1.10744, false, 0},
+		{3985, P, 15, false, 0}, {3678, N, 11.0166, true, 0}, {3372, P, 15, false, 0}, {3372, P, 15, false, 0}, {3372, P, 15, false, 0},
+		{3372, P, 15, false, 0}, {3372, F, 65.2051, true, 0}, {3219, P, 15, false, 0}, {3219, F, 1.94469, false, 0}, {3065, F, 1.58472, false, 0},
+		{2189, P, 15, false, 0}, {2627, F, 1.6264, false, 0}, {2408, P, 15, false, 0}, {2408, P, 15, false, 0}, {2408, P, 15, false, 0},
+		{2408, P, 15, false, 0}, {2627, P, 15, false, 0}, {2627, P, 15, false, 0}, {2846, P, 15, false, 0}, {2846, P, 15, false, 0},
+		{2846, P, 15, false, 0}, {2846, P, 15, false, 0}, {3065, P, 15, false, 0}, {3065, F, 14.4505, false, 0}, {2846, F, 2.88195, true, 0},
+		{2627, P, 15, false, 0}, {2627, P, 360, true, 0}})
 	iv := KneeInterval(ps, 360)
 	if iv == nil || iv.Midpoint <= 2627 || iv.Midpoint >= 3065 || iv.Lo > 2627 || iv.Hi < 2627 || iv.Hi >= 3985 {
 		t.Errorf("KneeInterval(recorded oltp sync=off sweep, window 360 s) = %+v; want its estimate between the held 2,627 and "+
@@ -358,30 +369,15 @@ func TestKneeIntervalRecordedHolds(t *testing.T) {
 // and the lowest rate whose hold collapsed at its start (1,887).
 func TestKneeIntervalRecordedStarts(t *testing.T) {
 	P, F, N := result.Pass, result.Fail, result.NotSteady
-	type pr struct {
-		rate float64
-		v    result.Verdict
-		s    float64
-		hold bool
-		cps  int64
-	}
-	rec := []pr{{1715, N, 11.01, false, 0}, {1225, P, 15, false, 0}, {1470, P, 15, false, 0}, {1593, P, 15, false, 0},
+	ps := recordedSweep([]recordedProbe{
+		{1715, N, 11.01, false, 0}, {1225, P, 15, false, 0}, {1470, P, 15, false, 0}, {1593, P, 15, false, 0},
 		{1593, P, 15, false, 0}, {1715, P, 15, false, 0}, {1593, P, 15, false, 0}, {1593, P, 15, false, 0}, {1715, P, 15, false, 0},
 		{2401, F, 1.45, false, 0}, {2058, P, 15, false, 0}, {2230, P, 15, false, 0}, {2230, P, 15, false, 0}, {2230, P, 15, false, 0},
 		{2230, P, 15, false, 0}, {2401, F, 4.511, false, 0}, {2401, F, 1.082, false, 0}, {2401, F, 1.024, false, 0},
 		{2230, F, 2.537, true, 0}, {2058, F, 1.11, false, 0}, {1887, P, 15, false, 0}, {1887, P, 15, false, 0}, {1887, P, 15, false, 0},
 		{1887, P, 15, false, 0}, {2058, P, 15, false, 0}, {2058, P, 15, false, 0}, {2058, N, 33.01, true, 0}, {1887, F, 5.487, true, 0},
 		{1801, P, 15, false, 0}, {1801, P, 15, false, 0}, {1801, P, 15, false, 0}, {1801, P, 15, false, 0}, {1801, N, 34, true, 0},
-		{1715, P, 15, false, 0}, {1715, F, 25.44, true, 0}, {1593, P, 360, true, 1}}
-	var ps []result.Probe
-	for _, p := range rec {
-		asked := 15.0
-		if p.hold {
-			asked = 360
-		}
-		ps = append(ps, result.Probe{TargetRate: p.rate, Verdict: p.v, DurationS: asked, MeasuredS: p.s, Hold: p.hold,
-			Observation: &result.Observation{Checkpoints: p.cps}})
-	}
+		{1715, P, 15, false, 0}, {1715, F, 25.44, true, 0}, {1593, P, 360, true, 1}})
 	iv := KneeInterval(ps, 360)
 	if iv == nil || iv.EventS < 10 || !iv.Contains(1593) || iv.Midpoint <= 1593 || iv.Midpoint >= 1887 {
 		t.Errorf("KneeInterval(recorded oltp sync=on sweep of run A, window 360 s) = %+v; want a start worth at least 10 s, "+
