@@ -24,6 +24,9 @@
 # --server-cpu C pins the throwaway server to core C (no effect with --dsn), so neither
 # client shares a core with the server's backends (which widened pgbench's latency tail
 # 4-8x when they did: bench/rate_vs_pgbench.sh, docs/figures.md).
+# --conns N is both sides' pool (pgceiling --conns N, pgbench -c N), default 8: the size
+# pgceiling's own pool scan chooses on a 2-core machine. With 50 a one-core server is
+# bistable near its knee and both tools' knees fall 2-3x (docs/figures.md, 2026-12-06).
 # Target: the two knees within 5 %. The rules differ in one point: pgbench also counts a
 # transaction that started on time but finished over 1 s late; pgceiling's error rule does
 # not (its results count them as `late`). So the summary also gives the highest pgceiling
@@ -39,13 +42,13 @@
 # at the end; with --dsn the schema must exist (pgceiling init) with 10,000 wallets.
 #
 # Usage: bench/knee_vs_pgbench.sh [--dsn DSN] [--workloads "oltp transfer"] [--seconds 60]
-#        [--warmup 10] [--precision 0.05] [--start 100] [--conns 50] [--rows 200000] [--cpu 1] [--server-cpu C]
+#        [--warmup 10] [--precision 0.05] [--start 100] [--conns 8] [--rows 200000] [--cpu 1] [--server-cpu C]
 #        [--pairs 1] [--count-late] [--out DIR]
 # A tiny smoke run: bench/knee_vs_pgbench.sh --seconds 3 --warmup 1 --precision 0.3 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/bench/lib.sh"
-dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=50 rows=200000 cpu=1 scpu="" pairs=1 late=() out=""
+dsn="" workloads="oltp transfer" secs=60 warm=10 prec=0.05 start=100 conns=8 rows=200000 cpu=1 scpu="" pairs=1 late=() out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
