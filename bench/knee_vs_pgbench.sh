@@ -26,7 +26,7 @@
 # 4-8x when they did: bench/rate_vs_pgbench.sh, docs/figures.md).
 # --conns N is both sides' pool (pgceiling --conns N, pgbench -c N), default 8: the size
 # pgceiling's own pool scan chooses on a 2-core machine. With 50 a one-core server is
-# bistable near its knee and both tools' knees fall 2-3x (docs/figures.md, 2026-12-06).
+# bistable near its knee and both tools' knees fall 1.9-3.1x (docs/figures.md, 2026-12-06).
 # Target: the two knees within 5 %. The rules differ in one point: pgbench also counts a
 # transaction that started on time but finished over 1 s late; pgceiling's error rule does
 # not (its results count them as `late`). So the summary also gives the highest pgceiling
