@@ -36,3 +36,26 @@ func TestHoldIsReported(t *testing.T) {
 		t.Errorf("hold note without a hold step: %q", note)
 	}
 }
+
+func TestPoolNote(t *testing.T) {
+	sw := result.Sweep{Workload: "transfer", SyncCommit: "on", Pool: &result.PoolScan{Conns: 4, Best: 8, Within: 0.97,
+		Points: []result.PoolPoint{
+			{Conns: 4, Achieved: 1900, Windows: []float64{1850, 1950}, Saturated: true},
+			{Conns: 8, Achieved: 1950, Windows: []float64{2000, 1900}, Saturated: true},
+			{Conns: 16, Achieved: 1500, Windows: []float64{1500, 1500}},
+		}}}
+	want := "pool 4 connections (--conns auto; saturated tx/s with every connection busy, mean of 2 windows: " +
+		"4: 1,900 · 8: 1,950 · 16: ≥ 1,500); the smallest within 3 % of the best (8)"
+	if got := poolNote(&sw); got != want {
+		t.Errorf("poolNote =\n %q, want\n %q", got, want)
+	}
+	// A file from before the way back: one window per pool, no "mean".
+	sw.Pool = &result.PoolScan{Conns: 8, Best: 8, Within: 0.9, Points: []result.PoolPoint{
+		{Conns: 4, Achieved: 1673, Saturated: true}, {Conns: 8, Achieved: 1889, Saturated: true}}}
+	if got, want := poolNote(&sw), "pool 8 connections (--conns auto; saturated tx/s with every connection busy: 4: 1,673 · 8: 1,889)"; got != want {
+		t.Errorf("poolNote of a one-window scan = %q, want %q", got, want)
+	}
+	if got := poolNote(&result.Sweep{}); got != "" {
+		t.Errorf("poolNote without a scan = %q", got)
+	}
+}

@@ -581,22 +581,29 @@ func kneeNotes(s *result.Sweep) []string {
 
 // poolNote says which pool the sweep's pool scan (--conns auto) chose and what each pool
 // it tried did with every connection busy: "pool 16 connections (--conns auto; saturated
-// tx/s: 4: 2,428 · 8: 2,243 · 16: 2,830 · 32: 2,004)"; "" without a scan.
+// tx/s with every connection busy, mean of 2 windows: 4: 2,428 · 8: 2,243 · 16: 2,830 ·
+// 32: 2,004)"; "" without a scan.
 func poolNote(s *result.Sweep) string {
 	ps := s.Pool
 	if ps == nil || ps.Conns <= 0 {
 		return ""
 	}
 	var pts []string
+	windows := 0
 	for _, pt := range ps.Points {
 		v := rate(pt.Achieved)
 		if !pt.Saturated {
 			v = "≥ " + v
 		}
 		pts = append(pts, fmt.Sprintf("%d: %s", pt.Conns, v))
+		windows = max(windows, len(pt.Windows))
 	}
-	n := fmt.Sprintf("pool %d connections (--conns auto; saturated%s with every connection busy: %s)",
-		ps.Conns, unit(s.Workload), strings.Join(pts, " · "))
+	mean := ""
+	if windows > 1 {
+		mean = fmt.Sprintf(", mean of %d windows", windows)
+	}
+	n := fmt.Sprintf("pool %d connections (--conns auto; saturated%s with every connection busy%s: %s)",
+		ps.Conns, unit(s.Workload), mean, strings.Join(pts, " · "))
 	if ps.Best != ps.Conns {
 		n += fmt.Sprintf("; the smallest within %.0f %% of the best (%d)", 100*(1-ps.Within), ps.Best)
 	}

@@ -612,9 +612,10 @@ type Sweep struct {
 }
 
 // PoolScan is how a search chose its pool size (--conns auto): short overload probes at
-// pool sizes 4, 8, 16, ..., each measuring the server's saturated throughput with that
-// many connections busy all the time (the state a queue puts it in), and the smallest
-// pool within Within of the best.
+// pool sizes 4, 8, 16, ... and back (each pool twice, 4, 8, 16, 16, 8, 4), each measuring
+// the server's saturated throughput with that many connections busy all the time (the
+// state a queue puts it in), and the smallest pool within Within of the best by the mean
+// of its windows.
 type PoolScan struct {
 	Points  []PoolPoint `json:"points"`
 	Conns   int         `json:"conns"`   // the pool chosen: every probe of the sweep uses it
@@ -623,13 +624,17 @@ type PoolScan struct {
 	Seconds float64     `json:"seconds"` // warm-up and measured time of the scan's probes
 }
 
-// PoolPoint is one overload probe of the pool scan.
+// PoolPoint is one pool size of the pool scan: its overload probes (one on the way up,
+// one on the way back).
 type PoolPoint struct {
 	Conns     int     `json:"conns"`
 	Rate      float64 `json:"rate"`       // offered, tx/s (above what the server can do)
-	Achieved  float64 `json:"achieved"`   // committed tx/s in the window: the saturated throughput
-	ErrorRate float64 `json:"error_rate"` // (failed + rejected) / scheduled
-	// Saturated: the probe was above the server's capacity (errors above 1 % or achieved
+	Achieved  float64 `json:"achieved"`   // committed tx/s in the windows (their mean): the saturated throughput
+	ErrorRate float64 `json:"error_rate"` // (failed + rejected) / scheduled, mean of the windows
+	// Windows is each probe's committed tx/s in the order measured; files written before
+	// 2026-12-06 have one window per pool and no Windows.
+	Windows []float64 `json:"windows,omitempty"`
+	// Saturated: every probe was above the server's capacity (errors above 1 % or achieved
 	// below 90 % of the rate), so Achieved is the pool's saturated throughput and not a
 	// lower bound of it.
 	Saturated bool `json:"saturated"`

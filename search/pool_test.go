@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -13,10 +14,12 @@ import (
 
 // poolServer is a simulated server whose saturated throughput depends on the pool size
 // (sat[n]; a pool size missing from it saturates at 1 tx/s): a scan probe achieves
-// min(rate, sat[n]) and loses the rest; a search probe at rate with the pool in use passes
-// when rate <= 0.9 × sat[pool]. It records every call.
+// min(rate, sat[n] × (1 + drift × k)) for its k-th scan probe (from 0) and loses the
+// rest; a search probe at rate with the pool in use passes when rate <= 0.9 × sat[pool].
+// It records every call.
 type poolServer struct {
 	sat       map[int]float64
+	drift     float64 // the server's capacity grows by this share of sat per scan probe
 	pool      int
 	scans     []result.PoolPoint // what each scan probe was asked (conns, rate)
 	used      []int              // UsePool's arguments
@@ -36,7 +39,7 @@ func (s *poolServer) ProbePool(ctx context.Context, rate float64, conns int, war
 		p.Interrupted = true
 		return p, nil
 	}
-	got := min(rate, s.sat[conns])
+	got := min(rate, s.sat[conns]*(1+s.drift*float64(len(s.scans)-1)))
 	if got <= 0 {
 		got = 1
 	}
@@ -80,38 +83,51 @@ func TestScanPoolStopsAfterTwoPoolsWithoutGain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 4 is best; 8 and 16 do not beat it by 5 %, so 32 and 64 are never probed.
+	// 4 is best; 8 and 16 do not beat it by 5 %, so 32 and 64 are never probed; then
+	// the same pools again on the way back.
 	if got := conns(ps.Points); !slices.Equal(got, []int{4, 8, 16}) {
 		t.Errorf("scanned pools %v, want [4 8 16]", got)
+	}
+	if got := conns(s.scans); !slices.Equal(got, []int{4, 8, 16, 16, 8, 4}) {
+		t.Errorf("scan probes with pools %v, want [4 8 16 16 8 4]", got)
 	}
 	if ps.Conns != 4 || ps.Best != 4 || ps.Within != PoolScanWithin {
 		t.Errorf("chose %d (best %d, within %v), want 4 (best 4)", ps.Conns, ps.Best, ps.Within)
 	}
 	for _, p := range ps.Points {
-		if !p.Saturated || p.Rate != 3000 || p.Achieved != convoy[p.Conns] {
-			t.Errorf("point %+v: want saturated at 3,000 tx/s (2 × the estimate), achieved %v", p, convoy[p.Conns])
+		if !p.Saturated || p.Rate != 3000 || p.Achieved != convoy[p.Conns] || !slices.Equal(p.Windows, []float64{convoy[p.Conns], convoy[p.Conns]}) {
+			t.Errorf("point %+v: want saturated at 3,000 tx/s (2 × the estimate), achieved %v in both windows", p, convoy[p.Conns])
 		}
 	}
-	// 3 probes of 5 s warm-up + 10 s (PoolScanMeasured caps the 1-minute window).
-	if ps.Seconds != 45 {
-		t.Errorf("scan seconds %v, want 45", ps.Seconds)
+	// 6 probes of 5 s warm-up + 10 s (PoolScanMeasured caps the 1-minute window).
+	if ps.Seconds != 90 {
+		t.Errorf("scan seconds %v, want 90", ps.Seconds)
 	}
 }
 
 func TestScanPoolChoosesTheSmallestPoolNearTheBest(t *testing.T) {
-	// An LWLock-bound server: 16 is best, 8 within 10 % of it, 4 not.
-	sat := map[int]float64{4: 2000, 8: 2600, 16: 2800, 32: 2700, 64: 2000}
+	// An LWLock-bound server: 16 is best, 8 within 3 % of it (98 %), 4 not.
+	sat := map[int]float64{4: 2000, 8: 2750, 16: 2800, 32: 2700, 64: 2000}
 	s := &poolServer{sat: sat}
 	ps, err := ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 2000, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 8 beats 4 by 30 %, 16 beats 8 by 7.7 %: best 16; 32 and 64 are no gain.
-	if got := conns(ps.Points); !slices.Equal(got, []int{4, 8, 16, 32, 64}) {
-		t.Errorf("scanned pools %v", got)
+	// 8 beats 4 by 37 %; 16 and 32 do not beat 8 by 5 %: the scan stops after 32.
+	if got := conns(ps.Points); !slices.Equal(got, []int{4, 8, 16, 32}) {
+		t.Errorf("scanned pools %v, want [4 8 16 32]", got)
 	}
 	if ps.Best != 16 || ps.Conns != 8 {
-		t.Errorf("best %d chose %d, want best 16 and the smallest within 10 %% of it, 8", ps.Best, ps.Conns)
+		t.Errorf("best %d chose %d, want best 16 and the smallest within 3 %% of it, 8", ps.Best, ps.Conns)
+	}
+	// 8 at 93 % of 16 is not within 3 %: 16 is chosen.
+	sat = map[int]float64{4: 2000, 8: 2600, 16: 2800, 32: 2700, 64: 2000}
+	ps, err = ScanPool(context.Background(), &poolServer{sat: sat}, Config{Warmup: time.Second, Duration: 5 * time.Second}, 2000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.Best != 16 || ps.Conns != 16 {
+		t.Errorf("8 at 93 %% of 16: best %d chose %d, want 16 and 16", ps.Best, ps.Conns)
 	}
 	// The largest pool bounds the scan.
 	s = &poolServer{sat: map[int]float64{4: 1000, 8: 2000, 16: 4000, 32: 8000, 64: 16000}}
@@ -121,6 +137,35 @@ func TestScanPoolChoosesTheSmallestPoolNearTheBest(t *testing.T) {
 	}
 	if got := conns(ps.Points); !slices.Equal(got, []int{4, 8, 16}) || ps.Conns != 16 {
 		t.Errorf("scan up to 16: pools %v chose %d, want [4 8 16] and 16", got, ps.Conns)
+	}
+}
+
+// TestScanPoolCancelsDrift: a server whose capacity grows 15 % per scan probe (a cache
+// warming, a checkpoint ending) makes a later pool look better than an earlier one of the
+// same capacity. Alone, the way up would choose 8 over 4 (2,300 vs 2,000); the way back
+// probes them in the reverse order, so each pool's two windows have the same mean time and
+// the means tie (3,050 each): the smaller pool is chosen.
+func TestScanPoolCancelsDrift(t *testing.T) {
+	s := &poolServer{sat: map[int]float64{4: 2000, 8: 2000, 16: 1600, 32: 1200}, drift: 0.15}
+	ps, err := ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 5000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := conns(s.scans); !slices.Equal(got, []int{4, 8, 16, 32, 32, 16, 8, 4}) {
+		t.Fatalf("scan probes with pools %v, want [4 8 16 32 32 16 8 4]", got)
+	}
+	up4, up8 := ps.Points[0].Windows[0], ps.Points[1].Windows[0]
+	if up8 < up4/PoolScanWithin {
+		t.Errorf("the way up measured 4 at %v and 8 at %v: the test needs 8 ahead by more than 3 %%", up4, up8)
+	}
+	for _, p := range ps.Points {
+		want := s.sat[p.Conns] * (1 + 0.15*3.5)
+		if len(p.Windows) != 2 || math.Abs(p.Achieved-want) > 1e-6 {
+			t.Errorf("pool %d: windows %v mean %v, want two with mean %v", p.Conns, p.Windows, p.Achieved, want)
+		}
+	}
+	if ps.Conns != 4 {
+		t.Errorf("chose %d (best %d), want 4: the drift is not the pool's", ps.Conns, ps.Best)
 	}
 }
 
@@ -135,9 +180,10 @@ func TestScanPoolRaisesTheRateWhenAPoolIsNotSaturated(t *testing.T) {
 	for _, p := range s.scans {
 		rates = append(rates, p.Rate)
 	}
-	// 1,000 and 2,000 were below the pool's 3,000; 4,000 saturates it and the next pools.
-	if !slices.Equal(rates, []float64{1000, 2000, 4000, 4000, 4000}) {
-		t.Errorf("scan probe rates %v, want [1000 2000 4000 4000 4000]", rates)
+	// 1,000 and 2,000 were below the pool's 3,000; 4,000 saturates it and the next pools,
+	// and the way back offers each pool the rate that saturated it.
+	if want := []float64{1000, 2000, 4000, 4000, 4000, 4000, 4000, 4000}; !slices.Equal(rates, want) {
+		t.Errorf("scan probe rates %v, want %v", rates, want)
 	}
 	if len(ps.Points) != 3 || ps.Points[0].Achieved != 3000 || !ps.Points[0].Saturated || ps.Conns != 4 {
 		t.Errorf("points %+v chose %d, want pool 4 at 3,000 saturated, chosen", ps.Points, ps.Conns)
@@ -148,8 +194,8 @@ func TestScanPoolRaisesTheRateWhenAPoolIsNotSaturated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ps.Points[0].Saturated || len(s.scans) != 2*(poolScanRaises+1) {
-		t.Errorf("points %+v after %d probes: want the first unsaturated after %d raises", ps.Points, len(s.scans), poolScanRaises)
+	if ps.Points[0].Saturated || len(s.scans) != 2*(poolScanRaises+1)+2 {
+		t.Errorf("points %+v after %d probes: want the first unsaturated after %d raises, and two probes back", ps.Points, len(s.scans), poolScanRaises)
 	}
 }
 
@@ -158,6 +204,13 @@ func TestScanPoolInterruptedAndFailed(t *testing.T) {
 	ps, err := ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 1500, 0)
 	if !errors.Is(err, context.Canceled) || len(ps.Points) != 1 {
 		t.Errorf("interrupted scan: err %v points %+v, want context.Canceled after one point", err, ps.Points)
+	}
+	// Interrupted on the way back (probe 5 of 6, pool 8): the points so far, 16 with two
+	// windows.
+	s = &poolServer{sat: convoy, cancelAt: 5}
+	ps, err = ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 1500, 0)
+	if !errors.Is(err, context.Canceled) || len(ps.Points) != 3 || len(ps.Points[2].Windows) != 2 || len(ps.Points[1].Windows) != 1 {
+		t.Errorf("interrupted on the way back: err %v points %+v, want context.Canceled, 16 measured twice, 8 once", err, ps.Points)
 	}
 	s = &poolServer{sat: convoy, failScans: true}
 	if _, err := ScanPool(context.Background(), s, Config{Warmup: time.Second, Duration: 5 * time.Second}, 1500, 0); err == nil {
@@ -295,7 +348,7 @@ func TestScanStaysWithinTheServersRoom(t *testing.T) {
 			t.Errorf("a scan probe asked for %d connections, above the room's 8", sc.Conns)
 		}
 	}
-	if !slices.Equal(conns(points), []int{4, 8}) || len(chosenScans) != 1 || chosenScans[0].Conns != 8 {
-		t.Errorf("OnPoolPoint saw %v, OnPoolChosen %+v: want [4 8] and one scan choosing 8", conns(points), chosenScans)
+	if !slices.Equal(conns(points), []int{4, 8, 8, 4}) || len(chosenScans) != 1 || chosenScans[0].Conns != 8 {
+		t.Errorf("OnPoolPoint saw %v, OnPoolChosen %+v: want [4 8 8 4] and one scan choosing 8", conns(points), chosenScans)
 	}
 }

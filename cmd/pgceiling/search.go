@@ -388,10 +388,15 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 		if !pt.Saturated {
 			sat = "not saturated"
 		}
+		if n := len(pt.Windows); n > 1 {
+			env.say("%s: pool scan, %d connections again: %s %s committed, mean %s (%s)", label, pt.Conns,
+				thousands.Format(pt.Windows[n-1], 0), unit, thousands.Format(pt.Achieved, 0), sat)
+			return
+		}
 		env.say("%s: pool scan, %d connections: %s %s committed (%s)", label, pt.Conns, thousands.Format(pt.Achieved, 0), unit, sat)
 	}
 	cfg.OnPoolChosen = func(ps result.PoolScan) {
-		env.say("%s: pool scan: %d connections, the smallest pool within %.0f %% of the best (%d connections)", label, ps.Conns, 100*(1-ps.Within), ps.Best)
+		env.say("%s: pool scan: %d connections, the smallest pool within %.0f %% of the best (%d connections) by the mean of its two windows", label, ps.Conns, 100*(1-ps.Within), ps.Best)
 	}
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
 		p.started = true
