@@ -7,9 +7,9 @@
 # slope, ms per minute), which must be flat. The searches run the hold step
 # (--search-hold, default auto: the knee then held for checkpoint_timeout + 1 min,
 # stepping down until a rate holds; off gives the knee of the probe length alone).
-# --conns is the searches' pool (default auto: each search scans pool sizes and uses the
-# smallest whose saturated throughput is within 10 % of the best); the hold runs with the
-# pool the middle length's search used.
+# --conns is the searches' pool (default auto: each search scans pool sizes up and back
+# and uses the smallest whose mean saturated throughput is within 3 % of the best); the
+# hold runs with the pool the middle length's search used.
 #
 # Without --dsn a throwaway server with the schema (bench/benchpg, --rows rows) is
 # started and removed at the end; with --dsn the schema must exist (pgceiling init).

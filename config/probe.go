@@ -98,7 +98,7 @@ func (p *Probe) Bind(fs *pflag.FlagSet, fromProfile bool) {
 	fs.DurationVar(&p.Duration, "duration", duration, "measured window of each probe (7 min covers a full checkpoint cycle)"+why)
 	if fromProfile {
 		p.AutoConns = true
-		fs.Var(connsValue{p}, "conns", "connections in the pool: `auto` (each sweep first scans pools of 4, 8, 16, ... connections with short overload probes and uses the smallest whose saturated throughput is within 10 % of the best: a larger pool lowers many servers' ceiling and makes a hot row's lock queue metastable) or N (your application's pool size)")
+		fs.Var(connsValue{p}, "conns", "connections in the pool: `auto` (each sweep first scans pools of 4, 8, 16, ... connections with short overload probes and measures each twice, up and back, and uses the smallest whose mean saturated throughput is within 3 % of the best: a larger pool lowers many servers' ceiling and makes a hot row's lock queue metastable) or N (your application's pool size)")
 	} else {
 		fs.IntVar(&p.Conns, "conns", result.DefaultConns, "connections in the pool (the application's pool size)")
 	}

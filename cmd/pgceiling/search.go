@@ -28,8 +28,9 @@ const searchSynopsis = `Finds the knee of each sweep (a workload with a synchron
 offered rate whose probe keeps (failed + rejected) / scheduled <= --max-error-rate (and
 p99 <= --p99-slo when given) in steady state. Without --start-rate a short saturating
 calibration starts the bracket near the knee; with --conns auto (the default) each sweep
-then scans pool sizes (4, 8, 16, ...) with short overload probes and uses the smallest
-pool within 10 % of the best throughput (a larger pool lowers many servers' ceiling);
+then scans pool sizes (4, 8, 16, ... and back) with short overload probes and uses the
+smallest pool within 3 % of the best mean throughput (a larger pool lowers many servers'
+ceiling);
 failing probes stop once their errors exceed the budget. The results file is rewritten after every probe; Ctrl-C keeps it, and
 --resume FILE continues without repeating probes.
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -333,7 +334,7 @@ func TestSearchHoldsTheKnee(t *testing.T) {
 	}
 }
 
-// TestSearchConnsAuto: without --conns a sweep first scans pool sizes (4, 8, 16, ...)
+// TestSearchConnsAuto: without --conns a sweep first scans pool sizes (4, 8, 16, ... and back)
 // with overload probes on the real server, runs every probe with the pool it chose,
 // records the scan and prints it in the notes; --resume reuses the scan without scanning
 // again; --conns N scans nothing.
@@ -363,10 +364,16 @@ func TestSearchConnsAuto(t *testing.T) {
 		if pt.Conns != search.PoolScanFirst<<i || pt.Achieved <= 0 || pt.Rate <= 0 {
 			t.Errorf("scan point %d: %+v, want %d connections with a rate and an achieved throughput", i, pt, search.PoolScanFirst<<i)
 		}
+		if len(pt.Windows) != 2 || math.Abs(pt.Achieved-(pt.Windows[0]+pt.Windows[1])/2) > 1e-9 {
+			t.Errorf("scan point %d: %+v, want two windows (up and back) and achieved their mean", i, pt)
+		}
 		if pt.Conns < ps.Conns && pt.Achieved >= ps.Within*best {
 			t.Errorf("pool %d was within %.0f %% of the best but %d was chosen", pt.Conns, 100*(1-ps.Within), ps.Conns)
 		}
 		chosenSeen = chosenSeen || pt.Conns == ps.Conns && pt.Achieved >= ps.Within*best
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("pool scan, %d connections again:", search.PoolScanFirst)) {
+		t.Errorf("progress lacks the way back's line for pool %d:\n%s", search.PoolScanFirst, stderr)
 	}
 	if !chosenSeen || ps.Seconds <= 0 {
 		t.Errorf("chosen pool %d not among the points %+v (seconds %v)", ps.Conns, ps.Points, ps.Seconds)
