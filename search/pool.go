@@ -72,25 +72,32 @@ func ScanPool(ctx context.Context, p PoolProber, cfg Config, estimate float64, m
 	}
 	rate := PoolScanOverload * max(estimate, CalibrationStartRate)
 	scan := &result.PoolScan{Within: PoolScanWithin}
+	// probe runs one scan probe, counts its seconds, and says whether it saturated.
+	probe := func(n int, rate float64) (*result.Probe, bool, error) {
+		if cfg.OnPoolProbe != nil {
+			cfg.OnPoolProbe(n, rate)
+		}
+		pr, err := p.ProbePool(ctx, rate, n, warmup, measure)
+		if pr != nil {
+			scan.Seconds += pr.WarmupS + pr.MeasuredS
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if pr == nil || pr.Interrupted {
+			return nil, false, context.Canceled
+		}
+		return pr, pr.ErrorRate() > CalibrationMaxErrorRate || pr.AchievedRate < CalibrationMinAchieved*rate, nil
+	}
 	best, since := -1, 0
 	for n := PoolScanFirst; n <= maxConns && since < PoolScanPatience; n *= 2 {
 		var pt result.PoolPoint
 		for raise := 0; ; raise++ {
-			if cfg.OnPoolProbe != nil {
-				cfg.OnPoolProbe(n, rate)
-			}
-			pr, err := p.ProbePool(ctx, rate, n, warmup, measure)
-			if pr != nil {
-				scan.Seconds += pr.WarmupS + pr.MeasuredS
-			}
+			pr, sat, err := probe(n, rate)
 			if err != nil {
 				return scan, err
 			}
-			if pr == nil || pr.Interrupted {
-				return scan, context.Canceled
-			}
-			pt = result.PoolPoint{Conns: n, Rate: rate, Achieved: pr.AchievedRate, ErrorRate: pr.ErrorRate(),
-				Saturated: pr.ErrorRate() > CalibrationMaxErrorRate || pr.AchievedRate < CalibrationMinAchieved*rate}
+			pt = result.PoolPoint{Conns: n, Rate: rate, Achieved: pr.AchievedRate, ErrorRate: pr.ErrorRate(), Saturated: sat}
 			if pt.Saturated || raise == poolScanRaises {
 				break
 			}
@@ -119,24 +126,15 @@ func ScanPool(ctx context.Context, p PoolProber, cfg Config, estimate float64, m
 	// The way back: each pool again, at the rate its first window saturated (or reached).
 	for i := len(scan.Points) - 1; i >= 0; i-- {
 		pt := &scan.Points[i]
-		if cfg.OnPoolProbe != nil {
-			cfg.OnPoolProbe(pt.Conns, pt.Rate)
-		}
-		pr, err := p.ProbePool(ctx, pt.Rate, pt.Conns, warmup, measure)
-		if pr != nil {
-			scan.Seconds += pr.WarmupS + pr.MeasuredS
-		}
+		pr, sat, err := probe(pt.Conns, pt.Rate)
 		if err != nil {
 			return scan, err
-		}
-		if pr == nil || pr.Interrupted {
-			return scan, context.Canceled
 		}
 		w := float64(len(pt.Windows))
 		pt.Windows = append(pt.Windows, pr.AchievedRate)
 		pt.Achieved = (pt.Achieved*w + pr.AchievedRate) / (w + 1)
 		pt.ErrorRate = (pt.ErrorRate*w + pr.ErrorRate()) / (w + 1)
-		pt.Saturated = pt.Saturated && (pr.ErrorRate() > CalibrationMaxErrorRate || pr.AchievedRate < CalibrationMinAchieved*pt.Rate)
+		pt.Saturated = pt.Saturated && sat
 		if cfg.OnPoolPoint != nil {
 			cfg.OnPoolPoint(*pt)
 		}
