@@ -130,10 +130,9 @@ func ScanPool(ctx context.Context, p PoolProber, cfg Config, estimate float64, m
 		if err != nil {
 			return scan, err
 		}
-		w := float64(len(pt.Windows))
 		pt.Windows = append(pt.Windows, pr.AchievedRate)
-		pt.Achieved = (pt.Achieved*w + pr.AchievedRate) / (w + 1)
-		pt.ErrorRate = (pt.ErrorRate*w + pr.ErrorRate()) / (w + 1)
+		pt.Achieved = (pt.Achieved + pr.AchievedRate) / 2
+		pt.ErrorRate = (pt.ErrorRate + pr.ErrorRate()) / 2
 		pt.Saturated = pt.Saturated && sat
 		if cfg.OnPoolPoint != nil {
 			cfg.OnPoolPoint(*pt)
