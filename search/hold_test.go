@@ -138,3 +138,87 @@ func TestHoldIsNotReusedAsAShortProbe(t *testing.T) {
 		}
 	}
 }
+
+// earlyStallSim loses 30 % of its capacity 100 s into every probe, for 40 s: 60 s probes
+// never see it, a 330 s hold fails in its first half, and at 0.7 C the holds' knee lies
+// seven precision steps below the short probes'.
+func earlyStallSim(seed uint64) *sim {
+	s := stallSim(seed)
+	s.StallAt, s.StallFor, s.StallFactor = 100, 40, 0.7
+	return s
+}
+
+// TestHoldWalk: once a hold has failed, the search goes on by holds alone, one precision
+// step below a hold that failed late, two below one that failed in its first half, then
+// bisecting with holds; it ends with a held knee and a failed hold within the precision.
+// Under the rule before 2026-12-06 (bisect, repeat and hold again with short probes) the
+// early stall ran every seed out of its 40 probes.
+func TestHoldWalk(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sim    func(uint64) *sim
+		lo, hi float64 // the held knee's range
+	}{
+		{"late stall", stallSim, 800, 900},
+		{"early stall", earlyStallSim, 640, 760},
+	} {
+		for seed := uint64(1); seed <= 30; seed++ {
+			s := tc.sim(seed)
+			cfg := baseConfig(s)
+			cfg.Hold, cfg.Repeats = 330*time.Second, 3
+			sw, err := Run(context.Background(), s, cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sw.Held || !sw.Converged || sw.Stop != StopHeldWalk || sw.Knee < tc.lo || sw.Knee > tc.hi {
+				t.Errorf("%s seed %d: knee %.0f held=%v stop %q after %d probes; want a held knee in %.0f..%.0f, stop %q",
+					tc.name, seed, sw.Knee, sw.Held, sw.Stop, len(sw.Probes), tc.lo, tc.hi, StopHeldWalk)
+				continue
+			}
+			if b := sw.Bracket; b.Lo != sw.Knee || (b.Hi-b.Lo)/b.Lo > cfg.Precision {
+				t.Errorf("%s seed %d: bracket %+v, knee %.0f: want a failed hold within %.2f above", tc.name, seed, b, sw.Knee, cfg.Precision)
+			}
+			walking, failedHold, heldAny, early := false, 0.0, false, false
+			shortPassed := map[float64]bool{}
+			for i, p := range sw.Probes {
+				if walking && !p.Hold {
+					t.Errorf("%s seed %d: probe %d at %.0f is a short probe after a failed hold", tc.name, seed, i, p.TargetRate)
+				}
+				if walking && p.Hold && !heldAny {
+					steps := 1.0
+					if early {
+						steps = 2
+					}
+					want := HoldWalkRate(failedHold, cfg.Precision, steps)
+					if r := p.TargetRate; r != want && !(shortPassed[r] && r > want && r < failedHold) {
+						t.Errorf("%s seed %d: hold %d at %.0f below the failed hold at %.0f: want %.0f (%.0f steps) or a short probe's pass above it",
+							tc.name, seed, i, p.TargetRate, failedHold, want, steps)
+					}
+				}
+				if p.Verdict == result.Pass {
+					heldAny = heldAny || p.Hold
+					shortPassed[p.TargetRate] = shortPassed[p.TargetRate] || !p.Hold
+				}
+				if p.Hold && p.Verdict != result.Pass {
+					walking, failedHold, early = true, p.TargetRate, p.MeasuredS < p.DurationS/2
+				}
+			}
+			if tc.name == "early stall" && !walking {
+				t.Errorf("%s seed %d: no hold failed", tc.name, seed)
+			}
+		}
+	}
+}
+
+func TestHoldWalkRate(t *testing.T) {
+	for _, hi := range []float64{11, 97, 1000, 2463, 3202, 10000} {
+		for _, steps := range []float64{1, 2} {
+			p := 0.05
+			r := HoldWalkRate(hi, p, steps)
+			// The lowest whole rate that leaves the bracket within steps precisions.
+			if (hi-r)/r > steps*p+1e-12 || (hi-(r-1))/(r-1) <= steps*p {
+				t.Errorf("HoldWalkRate(%.0f, %.2f, %.0f) = %.0f", hi, p, steps, r)
+			}
+		}
+	}
+}

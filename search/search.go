@@ -76,7 +76,10 @@ const (
 const (
 	StopConverged = "converged"
 	// StopConfirmed: converged, and each final edge was probed Repeats times in all.
-	StopConfirmed     = "converged and confirmed"
+	StopConfirmed = "converged and confirmed"
+	// StopHeldWalk: converged by the hold walk (Config.Hold): the knee held and a failed
+	// hold lies within the precision above it.
+	StopHeldWalk      = "converged on holds"
 	StopDriverLimited = "driver_limited"
 	StopFault         = "fault"
 	StopHostSteal     = "host_steal"
@@ -119,8 +122,9 @@ type Config struct {
 	// for Hold (the prober must be a LimitedProber): long enough to take in one of the
 	// server's checkpoint cycles, which a short probe can miss. A failed hold counts its
 	// rate as failed whatever the shorter probes there said (it saw more of the server):
-	// the bracket's hi drops to it and the search goes on below; the knee is then the
-	// highest rate that held (result.Sweep.Held). A held rate is not held again.
+	// the bracket's hi drops to it and the search goes on below by holds alone (see
+	// holdWalk); the knee is then the highest rate that held (result.Sweep.Held), with a
+	// failed hold within Precision above it. A held rate is not held again.
 	Hold time.Duration
 	// Round and Earlier make this Run a later round of a sweep (--rounds): Earlier is the
 	// sweep as its earlier rounds left it, and Round counts this one (from 1; 0 = a search
@@ -448,6 +452,9 @@ func (s *searcher) run(ctx context.Context) error {
 // growth while it is open.
 func (s *searcher) next(b result.Bracket, step float64) (rate float64, hold, done bool) {
 	cfg := s.cfg
+	if cfg.Hold > 0 && len(s.unheld) > 0 {
+		return s.holdWalk(b)
+	}
 	switch {
 	case b.Hi == 0:
 		if b.Lo >= cfg.MaxRate {
@@ -478,7 +485,8 @@ func (s *searcher) next(b result.Bracket, step float64) (rate float64, hold, don
 	if n := s.passes[b.Hi] + s.fails[b.Hi]; n < need {
 		return b.Hi, false, false
 	}
-	// Then hold the knee for a checkpoint cycle (Config.Hold); a failed hold lowers hi.
+	// Then hold the knee for a checkpoint cycle (Config.Hold); a failed hold lowers hi
+	// and the search walks down by holds alone (above).
 	if cfg.Hold > 0 && !s.held[b.Lo] {
 		return b.Lo, true, false
 	}
@@ -489,6 +497,60 @@ func (s *searcher) next(b result.Bracket, step float64) (rate float64, hold, don
 		s.sweep.Stop = StopConfirmed
 	}
 	return 0, false, true
+}
+
+// holdWalk is next once a hold has failed. The short probes passed up to that rate and
+// could not see what failed it, so the search goes on by holds alone: below the failed
+// hold at hi it holds one precision step lower when that hold ran at least half its
+// window (the server collapsed late: the knee is near), two steps lower when it failed
+// in its first half, or at lo if short probes passed closer to hi; once a rate has held,
+// it bisects between it and the failed hold above with holds until the two are within
+// the precision. Short probes would only pass again, and each costs a warm-up and a
+// window; a 6-minute hold that fails is cut at its collapse.
+func (s *searcher) holdWalk(b result.Bracket) (rate float64, hold, done bool) {
+	cfg := s.cfg
+	if s.held[b.Lo] {
+		if !s.narrow(b) {
+			if rate = round((b.Lo + b.Hi) / 2); rate > b.Lo && rate < b.Hi {
+				return rate, true, false
+			}
+		}
+		s.sweep.Converged, s.sweep.Held, s.sweep.Stop = true, true, StopHeldWalk
+		return 0, false, true
+	}
+	steps := 2.0
+	if s.unheld[b.Hi] && s.holdSurvived(b.Hi) >= 0.5 {
+		steps = 1
+	}
+	rate = max(HoldWalkRate(b.Hi, cfg.Precision, steps), b.Lo, cfg.MinRate)
+	if rate >= b.Hi {
+		s.sweep.Stop = StopNoPass
+		return 0, false, true
+	}
+	return rate, true, false
+}
+
+// HoldWalkRate is the rate steps precision steps below a failed hold at hi: the whole
+// rate at or above hi / (1 + steps × precision), so that a hold there that passes leaves a
+// bracket within the precision (one step).
+func HoldWalkRate(hi, precision, steps float64) float64 {
+	r := hi / (1 + steps*precision)
+	if r >= 10 {
+		return math.Ceil(r)
+	}
+	return math.Ceil(r*10) / 10
+}
+
+// holdSurvived is the share of its window the last failed hold at rate ran before it
+// was cut short (1 for one that ran to its end).
+func (s *searcher) holdSurvived(rate float64) float64 {
+	for i := len(s.sweep.Probes) - 1; i >= 0; i-- {
+		p := s.sweep.Probes[i]
+		if p.Hold && p.TargetRate == rate && p.Verdict != result.Pass && p.DurationS > 0 {
+			return min(p.MeasuredS/p.DurationS, 1)
+		}
+	}
+	return 1
 }
 
 // bracket is the bracket by majority (see Run): hi the lowest rate whose majority
