@@ -397,6 +397,10 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 		env.say("%s: pool scan, %d connections: %s %s committed (%s)", label, pt.Conns, thousands.Format(pt.Achieved, 0), unit, sat)
 	}
 	cfg.OnPoolChosen = func(ps result.PoolScan) {
+		if ps.Conns == ps.Best {
+			env.say("%s: pool scan: %d connections, the best by the mean of its two windows", label, ps.Conns)
+			return
+		}
 		env.say("%s: pool scan: %d connections, the smallest pool within %.0f %% of the best (%d connections) by the mean of its two windows", label, ps.Conns, 100*(1-ps.Within), ps.Best)
 	}
 	cfg.OnStart = func(n int, rate float64, b result.Bracket) {
@@ -405,7 +409,7 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 		env.say("%s: probe %d at %.0f %s, bracket %s", label, n, rate, unit, bracketText(b))
 	}
 	cfg.OnHold = func(rate float64, d time.Duration) {
-		env.say("%s: holding the knee, %.0f tx/s, for %v (a checkpoint cycle; shorter probes can miss its stalls)", label, rate, d)
+		env.say("%s: holding %.0f tx/s for %v (a checkpoint cycle; shorter probes can miss its stalls)", label, rate, d)
 	}
 	cfg.OnProbe = func(sw result.Sweep) {
 		last := sw.Probes[len(sw.Probes)-1]

@@ -375,6 +375,13 @@ func TestSearchConnsAuto(t *testing.T) {
 	if !strings.Contains(stderr, fmt.Sprintf("pool scan, %d connections again:", search.PoolScanFirst)) {
 		t.Errorf("progress lacks the way back's line for pool %d:\n%s", search.PoolScanFirst, stderr)
 	}
+	chose := fmt.Sprintf("pool scan: %d connections, the smallest pool within 3 %% of the best (%d connections)", ps.Conns, ps.Best)
+	if ps.Conns == ps.Best {
+		chose = fmt.Sprintf("pool scan: %d connections, the best by the mean", ps.Conns)
+	}
+	if !strings.Contains(stderr, chose) {
+		t.Errorf("progress lacks %q:\n%s", chose, stderr)
+	}
 	if !chosenSeen || ps.Seconds <= 0 {
 		t.Errorf("chosen pool %d not among the points %+v (seconds %v)", ps.Conns, ps.Points, ps.Seconds)
 	}
