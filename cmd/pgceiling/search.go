@@ -409,7 +409,7 @@ func runSweep(ctx context.Context, env *Env, s *probeServer, c *config.Search, l
 		env.say("%s: probe %d at %.0f %s, bracket %s", label, n, rate, unit, bracketText(b))
 	}
 	cfg.OnHold = func(rate float64, d time.Duration) {
-		env.say("%s: holding %.0f tx/s for %v (a checkpoint cycle; shorter probes can miss its stalls)", label, rate, d)
+		env.say("%s: holding %.0f %s for %v (a checkpoint cycle; shorter probes can miss its stalls)", label, rate, unit, d)
 	}
 	cfg.OnProbe = func(sw result.Sweep) {
 		last := sw.Probes[len(sw.Probes)-1]
