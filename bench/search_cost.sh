@@ -12,15 +12,20 @@
 #
 # Printed per search: every probe-minute (repeats of the final edges included) and those
 # spent until the bracket first reached --precision ("to the bracket"). --repeats N is
-# passed to both searches (default: the profile's, 3 with --dsn).
+# passed to both searches (default: the profile's, 3 with --dsn). --conns is both searches'
+# pool (default auto: each scans pool sizes first, and the scan's probes count in both
+# searches' probe-minutes; a fixed N leaves the scan out of both, so the ratio is the
+# calibration's and the early stop's alone, the plain search of the issue having had no
+# scan; the scan's minutes are printed when it ran).
 #
 # Usage: bench/search_cost.sh [--dsn DSN] [--warmup 3] [--seconds 10] [--precision 0.05]
 #        [--start 100] [--rows 200000] [--workload oltp] [--sync-commit on] [--repeats N]
+#        [--conns auto|N]
 # A tiny smoke run: bench/search_cost.sh --warmup 1 --seconds 3 --precision 0.2 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/bench/lib.sh"
-dsn="" warm=3 secs=10 prec=0.05 start=100 rows=200000 wl=oltp sc=on reps=""
+dsn="" warm=3 secs=10 prec=0.05 start=100 rows=200000 wl=oltp sc=on reps="" conns=auto
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -32,6 +37,7 @@ while [ $# -gt 0 ]; do
     --workload) wl="$2"; shift 2 ;;
     --sync-commit) sc="$2"; shift 2 ;;
     --repeats) reps="$2"; shift 2 ;;
+    --conns) conns="$2"; shift 2 ;;
     -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "search_cost: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -42,10 +48,10 @@ echo "1. simulated server"
 
 bench_setup search_cost
 
-common=(search --hold off --dsn "$dsn" --workload "$wl" --sync-commit "$sc" --warmup "${warm}s" --duration "${secs}s" --precision "$prec")
+common=(search --hold off --dsn "$dsn" --workload "$wl" --sync-commit "$sc" --warmup "${warm}s" --duration "${secs}s" --precision "$prec" --conns "$conns")
 [ -n "$reps" ] && common+=(--repeats "$reps")
 echo
-echo "2. one real sweep ($wl, synchronous_commit=$sc, ${warm}s warm-up + ${secs}s probes, precision $prec)"
+echo "2. one real sweep ($wl, synchronous_commit=$sc, ${warm}s warm-up + ${secs}s probes, precision $prec, pool $conns)"
 "$work/pgceiling" "${common[@]}" --json "$work/fast.json" 2>"$work/fast.log" >/dev/null || { tail -3 "$work/fast.log" >&2; exit 1; }
 "$work/pgceiling" "${common[@]}" --start-rate "$start" --no-early-abort --json "$work/plain.json" 2>"$work/plain.log" >/dev/null || { tail -3 "$work/plain.log" >&2; exit 1; }
 python3 - "$work/fast.json" "$work/plain.json" "$prec" <<'PY'
@@ -70,8 +76,10 @@ def to_bracket(s):
 f, p = sweep(sys.argv[1]), sweep(sys.argv[2])
 for name, s in (("plain (start, x2, full probes)", p), ("calibration + early abort", f)):
     cut = sum(1 for q in s["probes"] if q.get("cut_short"))
+    pool = s.get("pool") or {}
+    scan = f", pool {pool['conns']} from a scan of {pool.get('seconds', 0) / 60:.2f} min" if pool.get("points") else ""
     print(f"   {name:<31} knee {s['knee']:7.0f} bracket [{s['bracket']['lo']:.0f}, {s['bracket']['hi']:.0f}] "
-          f"{len(s['probes']):2d} probes ({cut} cut short) {s['probe_minutes']:6.2f} probe-minutes, {to_bracket(s):6.2f} to the bracket; stop: {s.get('stop', '')}")
+          f"{len(s['probes']):2d} probes ({cut} cut short) {s['probe_minutes']:6.2f} probe-minutes, {to_bracket(s):6.2f} to the bracket{scan}; stop: {s.get('stop', '')}")
 if p["probe_minutes"]:
     print(f"   ratio {f['probe_minutes'] / p['probe_minutes']:.2f} in all, {to_bracket(f) / to_bracket(p):.2f} to the bracket (target <= 0.5; measured on this machine)")
 PY
