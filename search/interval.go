@@ -44,8 +44,13 @@ const IntervalMethod = "collapse-rate model: collapses at rate exp(a + b·rate) 
 // says when the checkpoint came, not how often the server collapses. Probes that all
 // asked for one window length cannot tell a start's weight from their seconds, and
 // nothing is carried from one length to another: they are read as memoryless (θ = 0,
-// the model until 2026-12-06), a cut-short probe as a collapse at its t (density
-// λe^(−λt)), which keeps its time's information.
+// the model until 2026-12-06), a cut-short probe as a collapse between its t less the
+// time the cut needs to find a collapse out (detectionDelay) and its t, which keeps a
+// late collapse's time without reading a cut in the first seconds, whose time is the
+// detection's, as a collapse rate (until 2026-12-06 the collapse was read at its t
+// exactly: then fails cut after 1.0-1.2 s at every rate from 1,650 to 3,200 said the
+// collapse rate did not grow with the rate, and a sweep that passed 1,600 for 30 s got
+// 384-1,447).
 //
 // The estimate (Midpoint) is m with λ(m)·(window + θ·e) = ln 2, where e counts a probe
 // of the reference window's events (its start and the checkpoints a completed probe of
@@ -85,18 +90,18 @@ func kneeInterval(probes []result.Probe, window float64, grid []float64) *result
 				continue
 			}
 			if p.MeasuredS < p.DurationS-0.1 {
-				d = stalled // cut short (read as collapsed at its t when the probes are of one length)
+				d = stalled // cut short (read as collapsed within its last detectionDelay when the probes are of one length)
 			}
 		default:
 			continue
 		}
 		rates = append(rates, p.TargetRate)
-		c.add(t, events(p), max(p.DurationS, t), d)
+		c.add(t, events(p), max(p.DurationS, t), d, max(t-detectionDelay(p), 0))
 	}
 	for _, p := range holds {
 		T := max(p.DurationS, p.MeasuredS, 1)
 		rates = append(rates, p.TargetRate)
-		c.add(T, windowEvents(probes, T, events(p)), T, collapsed)
+		c.add(T, windowEvents(probes, T, events(p)), T, collapsed, 0)
 	}
 	if !pass || !fail || slices.Min(rates) == slices.Max(rates) { // one rate: no slope to fit
 		return nil
@@ -124,6 +129,30 @@ func kneeInterval(probes []result.Probe, window float64, grid []float64) *result
 	}
 	return &result.Interval{Lo: lo, Hi: hi, Level: IntervalLevel, Midpoint: mid, Method: IntervalMethod,
 		Probes: len(rates), WindowS: window, EventS: theta}
+}
+
+// detectionDelay is how long, at most, a cut-short probe's cut came after the collapse it
+// found, in seconds: a pool wait and a second for a cut by errors that were all
+// rejections (a request is rejected a pool wait after it was due, and the error budget
+// is spent within about a second of a collapse), its whole t for a cut by the trend rule
+// (a queue wait's growth is decided seconds after it began) or by errors of any other
+// class (a statement or lock timeout comes a timeout after its transaction began), one
+// second (the judge's step) otherwise.
+func detectionDelay(p result.Probe) float64 {
+	switch p.CutBy {
+	case result.CutByErrors:
+		if p.Failed.Total() > 0 {
+			return p.MeasuredS
+		}
+		pw := p.PoolWaitMs / 1000
+		if pw <= 0 {
+			pw = 1
+		}
+		return pw + 1
+	case result.CutByTrend:
+		return p.MeasuredS
+	}
+	return 1
 }
 
 // events is a probe's collapse chances besides its seconds: its start and every
@@ -191,16 +220,17 @@ const (
 )
 
 // collapses is the probes' data: standardized rates x = (rate - mean) / sc, seconds run
-// t, events e and outcome d, and seconds asked for T (the Fisher information's); the
+// t, events e and outcome d, seconds asked for T (the Fisher information's) and, for a
+// stalled probe, the seconds it surely survived, s (its collapse came in (s, t]); the
 // reference window and its events.
 type collapses struct {
-	x, t, e, T, d  []float64
-	window, events float64
-	thetas         []float64 // the grid of θ (thetas)
+	x, t, e, T, d, s []float64
+	window, events   float64
+	thetas           []float64 // the grid of θ (thetas)
 }
 
-func (c *collapses) add(t, e, T float64, d int) {
-	c.t, c.e, c.T, c.d = append(c.t, t), append(c.e, e), append(c.T, T), append(c.d, float64(d))
+func (c *collapses) add(t, e, T float64, d int, s float64) {
+	c.t, c.e, c.T, c.d, c.s = append(c.t, t), append(c.e, e), append(c.T, T), append(c.d, float64(d)), append(c.s, s)
 }
 
 // pll is the Firth-penalized log-likelihood at the standardized even-odds rate m, slope
@@ -223,8 +253,8 @@ func (c collapses) pll(m, b, theta float64) float64 {
 			ll -= lx
 		case collapsed:
 			ll += math.Log(-math.Expm1(-lx)) // −Inf when λx underflows to 0
-		case stalled: // the density of a collapse at t
-			ll += math.Log(lambda) - lx
+		case stalled: // a collapse in (s, t], θ = 0 (probes of one length)
+			ll += -lambda*c.s[i] + math.Log(-math.Expm1(-lambda*(c.t[i]-c.s[i])))
 		}
 		if mu := lambda * (c.T[i] + theta*c.e[i]); mu > 0 && mu < 700 {
 			w := mu * mu * math.Exp(-mu) / -math.Expm1(-mu)
