@@ -9,7 +9,9 @@
 # stepping down until a rate holds; off gives the knee of the probe length alone).
 # --conns is the searches' pool (default auto: each search scans pool sizes up and back
 # and uses the smallest whose mean saturated throughput is within 3 % of the best); the
-# hold runs with the pool the middle length's search used.
+# hold runs with the pool the middle length's search used. The lengths run in the order
+# given, so the probe length and the server's age are confounded: run them once in each
+# order (--lengths "30 120 300", then "300 120 30") to tell them apart.
 #
 # Without --dsn a throwaway server with the schema (bench/benchpg, --rows rows) is
 # started and removed at the end; with --dsn the schema must exist (pgceiling init).
