@@ -59,6 +59,37 @@ bench_pgbench() {
     --log-prefix="$work/pgblog" -f "$root/bench/pgbench/$wl.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
 }
 
+# bench_client_probe CLIENT RATE WORKLOAD: one probe of the agreement scripts by CLIENT
+# (pgceiling or pgbench) at RATE tx/s of WORKLOAD (synchronous_commit on), on data the
+# caller prepared as pgceiling prepares its own probes (bench/benchpg -rate RATE -workload
+# WORKLOAD: restore to $work/baseline.json, back-fill oltp's fraud window at RATE,
+# CHECKPOINT); the client runs under "${pin[@]}" and /usr/bin/time (its CPU to $work/time). pgceiling:
+# `pgceiling run --engine loop --threads 1 --pool-wait 1s`; pgbench: bench_pgbench. Prints
+# one line over the measured seconds (after $warm): committed/s, the bad share by pgbench's
+# rule (skipped or rejected + failed + late, late = a latency over 1 s from the scheduled
+# start, over all scheduled), p50 and p99 of that latency in ms, and the transactions the
+# client committed in the whole run (warm-up included, for CPU per transaction). Uses
+# $dsn, $work, $root, $conns, $warm, $secs and the array pin.
+bench_client_probe() {
+  local client="$1" rate="$2" wl="$3" bad processed crate p50 p99 all
+  if [ "$client" = pgceiling ]; then
+    "${pin[@]}" /usr/bin/time -f "%U %S" -o "$work/time" "$work/pgceiling" run --dsn "$dsn" --workload "$wl" --sync-commit on \
+      --rate "$rate" --warmup "${warm}s" --duration "${secs}s" --conns "$conns" --pool-wait 1s --engine loop --threads 1 \
+      --no-backfill --json "$work/run.json" >/dev/null 2>"$work/run.err" || { [ -s "$work/run.json" ] || { cat "$work/run.err" >&2; return 1; }; }
+    python3 - "$work/run.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["sweeps"][0]["probes"][0]
+bad = sum(p["failed"].values()) + p["rejected"] + p.get("late", 0)
+print(f'{p["achieved_rate"]:.1f} {bad / p["scheduled"] if p["scheduled"] else 1:.6f} {p["latency_ms"]["p50"]:.1f} {p["latency_ms"]["p99"]:.1f} {sum(x["committed"] for x in p["series"])}')
+PY
+  else
+    bench_pgbench "$rate" "$wl" "${pin[@]}" /usr/bin/time -f "%U %S" -o "$work/time"
+    read -r bad processed _ _ _ p50 p99 crate < <(python3 "$root/bench/pgblog.py" "$warm" "$work"/pgblog*)
+    all="$(cat "$work"/pgblog* | awk '$3 != "skipped" && $3 != "failed"' | wc -l)"
+    echo "$crate $bad $p50 $p99 $all"
+  fi
+}
+
 # bench_help SCRIPT prints SCRIPT's header comment (from line 2 to the first line that is
 # not a comment) without the comment marks: every script's --help, so it never falls
 # behind the header the way a fixed line range did.

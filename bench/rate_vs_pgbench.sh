@@ -61,23 +61,7 @@ one() {
   local client="$1" b0 b1 line
   "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$rate" -workload "$w" || exit 1
   b0="$(busy)"
-  if [ "$client" = pgceiling ]; then
-    "${pin[@]}" /usr/bin/time -f "%U %S" -o "$work/time" "$work/pgceiling" run --dsn "$dsn" --workload "$w" --sync-commit on \
-      --rate "$rate" --warmup "${warm}s" --duration "${secs}s" --conns "$conns" --pool-wait 1s --engine loop --threads 1 \
-      --no-backfill --json "$work/run.json" >/dev/null 2>"$work/run.err" || { [ -s "$work/run.json" ] || { cat "$work/run.err" >&2; exit 1; }; }
-    line="$(python3 - "$work/run.json" <<'PY'
-import json, sys
-p = json.load(open(sys.argv[1]))["sweeps"][0]["probes"][0]
-bad = sum(p["failed"].values()) + p["rejected"] + p.get("late", 0)
-print(f'{p["achieved_rate"]:.1f} {bad / p["scheduled"] if p["scheduled"] else 1:.6f} {p["latency_ms"]["p50"]:.1f} {p["latency_ms"]["p99"]:.1f} {sum(x["committed"] for x in p["series"])}')
-PY
-)"
-  else
-    bench_pgbench "$rate" "$w" "${pin[@]}" /usr/bin/time -f "%U %S" -o "$work/time"
-    read -r bad processed _ _ _ p50 p99 crate < <(python3 "$root/bench/pgblog.py" "$warm" "$work"/pgblog*)
-    all="$(cat "$work"/pgblog* | awk '$3 != "skipped" && $3 != "failed"' | wc -l)"
-    line="$crate $bad $p50 $p99 $all"
-  fi
+  line="$(bench_client_probe "$client" "$rate" "$w")" || exit 1
   b1="$(busy)"
   python3 - "$client" "$line" "$(cat "$work/time")" "$b0" "$b1" <<'PY' | tee -a "$work/rows"
 import sys
