@@ -23,7 +23,7 @@
 // fit fits one logistic model to both clients' probes: logit P(pass) = a0 + a1·τ + a2·z +
 // a3·ln(rate), with z = 1 for pgceiling and 0 for pgbench and τ the probe's place in the
 // run (−½ first, +½ last), so the rate passed half the time may drift linearly over the
-// run (the server's age, bloat) the same for both clients. The clients' ratio of those
+// run (whatever moves the server meanwhile) the same for both clients. The clients' ratio of those
 // rates is exp(δ), δ = −a2/a3, the same at every τ; its 90 % interval is the profile
 // likelihood's (every δ whose deviance, maximized over the other three, is within 3.841
 // of the best: the χ²₁ quantile of 95 %, which covers 87-91 % on simulated staircases where
