@@ -64,12 +64,12 @@ case "$pairs" in ''|*[!0-9]*|0|1) echo "staircase_vs_pgbench: --pairs must be a 
 for tool in pgbench /usr/bin/time python3 go; do
   command -v "$tool" >/dev/null || { echo "staircase_vs_pgbench: $tool not found" >&2; exit 2; }
 done
+python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (a > 0 and 0 < b < 1))' "$start" "$step" 2>/dev/null ||
+  { echo "staircase_vs_pgbench: --start must be a rate above 0 and --step a share between 0 and 1 (got $start, $step)" >&2; exit 2; }
 [ -z "$out" ] || mkdir -p "$out"
 
 bench_setup staircase_vs_pgbench
 (cd "$root" && go build -o "$work/agree" ./bench/agree) || exit 1
-"$work/agree" next -rows /dev/null -client x -start "$start" -step "$step" >/dev/null 2>&1 ||
-  { echo "staircase_vs_pgbench: --start must be a rate above 0 and --step a share between 0 and 1 (got $start, $step)" >&2; exit 2; }
 pin=()
 [ -n "$cpu" ] && pin=(taskset -c "$cpu")
 bench_pin_server "$scpu"
