@@ -120,3 +120,21 @@ func TestHostCPU(t *testing.T) {
 		t.Error("hostCPU(no cpu line): want an error")
 	}
 }
+
+func TestStealSeries(t *testing.T) {
+	// Two cores at 100 ticks a second: 200 ticks a second, one steal tick is 0.5 %.
+	got := stealSeries([]hostTicks{{0, 0}, {1, 200}, {1, 400}, {21, 600}, {21, 600}, {20, 800}, {1021, 1800}})
+	want := []float64{0.005, 0, 0.1, 0, 0, 1}
+	if len(got) != len(want) {
+		t.Fatalf("stealSeries = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("stealSeries = %v, want %v (second %d: no ticks is 0, a counter that went back is 0, over 1 is 1)", got, want, i)
+			break
+		}
+	}
+	if s := stealSeries([]hostTicks{{5, 100}}); s != nil {
+		t.Errorf("stealSeries(one reading) = %v, want nil: no whole second", s)
+	}
+}

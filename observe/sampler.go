@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"time"
@@ -60,8 +61,13 @@ type Sampler struct {
 	counts  map[string]int64
 	spans   timeBuckets // the same samples by when they were taken, for WaitGrowth
 	ticks   int64
+	host    []hostTicks // the machine's CPU counters, read about once a second from Start
+	hostEnd bool        // a reading failed: the series ends where it was
 	loopErr error
 }
+
+// hostTicks is one reading of the machine's steal and total CPU ticks.
+type hostTicks struct{ steal, total int64 }
 
 // snapshot is the cumulative counters read at Start and Stop.
 type snapshot struct {
@@ -171,7 +177,10 @@ func (s *Sampler) Start(ctx context.Context) error {
 		return fmt.Errorf("observer: start: %w", err)
 	}
 	s.start, s.began = snap, time.Now()
-	s.counts, s.ticks, s.loopErr = map[string]int64{}, 0, nil
+	s.counts, s.ticks, s.loopErr, s.host, s.hostEnd = map[string]int64{}, 0, nil, nil, false
+	if snap.hostOK {
+		s.host = []hostTicks{{snap.hostSteal, snap.hostTotal}}
+	}
 	s.spans = newTimeBuckets(s.opt.Interval)
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	s.running = true
@@ -191,6 +200,7 @@ func (s *Sampler) loop(ctx context.Context) {
 			s.loopErr = err
 			return
 		}
+		s.readHost()
 		select {
 		case <-s.stop:
 			return
@@ -229,6 +239,38 @@ func (s *Sampler) sample(ctx context.Context) error {
 	}
 	s.ticks++
 	return nil
+}
+
+// readHost reads the machine's CPU counters once a second of the window has passed since
+// the last reading (the first reading is Start's), for Observation.HostStealSeries. A
+// reading that fails ends the series: a gap would shift every later second.
+func (s *Sampler) readHost() {
+	if len(s.host) == 0 || s.hostEnd || time.Since(s.began) < time.Duration(len(s.host))*time.Second {
+		return
+	}
+	_, steal, total, err := hostCPU("/proc")
+	if err != nil {
+		s.hostEnd = true
+		return
+	}
+	s.host = append(s.host, hostTicks{steal, total})
+}
+
+// stealSeries turns readings about a second apart into the share of each second's CPU
+// ticks that were steal, rounded to 0.1 % (a tick is 0.5 % of two cores' second).
+func stealSeries(h []hostTicks) []float64 {
+	if len(h) < 2 {
+		return nil
+	}
+	out := make([]float64, 0, len(h)-1)
+	for i := 1; i < len(h); i++ {
+		share := 0.0
+		if d := h[i].total - h[i-1].total; d > 0 {
+			share = math.Round(1000*float64(h[i].steal-h[i-1].steal)/float64(d)) / 1000
+		}
+		out = append(out, min(max(share, 0), 1))
+	}
+	return out
 }
 
 func eventName(typ, ev string) string {
@@ -293,6 +335,7 @@ func (s *Sampler) Stop(ctx context.Context, committed int64) (*result.Observatio
 		o.HostCPUShare = float64(end.hostBusy-s.start.hostBusy) / d
 		o.HostStealShare = float64(end.hostSteal-s.start.hostSteal) / d
 	}
+	o.HostStealSeries = stealSeries(s.host)
 	o.Bottleneck = Bottleneck(o, nil)
 	if s.loopErr != nil {
 		return o, fmt.Errorf("observer: sampling stopped early: %w", s.loopErr)

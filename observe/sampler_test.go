@@ -160,7 +160,7 @@ func TestSamplerCPU(t *testing.T) {
 	if !s.Local() {
 		t.Fatal("the test server runs on this machine, but the sampler did not find it local")
 	}
-	o := observeFor(t, s, 1500*time.Millisecond, 0)
+	o := observeFor(t, s, 2500*time.Millisecond, 0)
 	t.Logf("observation: %+v", *o)
 	if _, err := watcher.Exec(ctx, `SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'pgceiling'`); err != nil {
 		t.Errorf("cancel CPU statements: %v", err)
@@ -177,6 +177,16 @@ func TestSamplerCPU(t *testing.T) {
 	}
 	if o.HostCPUShare <= 0 || o.HostCPUShare > 1 {
 		t.Errorf("host CPU share %.3f, want in (0, 1]", o.HostCPUShare)
+	}
+	// The machine's counters are read about once a second: a 2.5 s window has one or
+	// two whole seconds of steal (two unless a sampling query held the loop for 1.5 s).
+	if n := len(o.HostStealSeries); n < 1 || n > 2 {
+		t.Errorf("steal series %v: %d seconds in a 2.5 s window, want 1 or 2", o.HostStealSeries, n)
+	}
+	for _, v := range o.HostStealSeries {
+		if v < 0 || v > 1 {
+			t.Errorf("steal series %v: a share outside [0, 1]", o.HostStealSeries)
+		}
 	}
 	// Which CPU line depends on what else this machine runs; it must be a CPU line.
 	if !strings.HasPrefix(o.Bottleneck, "backend CPU: CPU") && !strings.HasPrefix(o.Bottleneck, "server CPU-bound") &&

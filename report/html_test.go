@@ -176,7 +176,7 @@ func TestHostStealWarned(t *testing.T) {
 	if err := WriteTextOpts(&b, f, TextOptions{Width: 400}); err != nil {
 		t.Fatal(err)
 	}
-	want := "!!! WARNING: insert sync=on: the hypervisor gave other guests at least 10 % of this machine's CPU during the failing probes at 6,400 tx/s (steal)"
+	want := "!!! WARNING: insert sync=on: during the failing probes at 6,400 tx/s the hypervisor gave other guests at least 10 % of this machine's CPU, or 5 % in the 15 s before they broke down (steal)"
 	if c := strings.Count(b.String(), want); c != 2 {
 		t.Errorf("WriteText with a host_steal probe: warning %q printed %d times, want first and last:\n%s", want, c, b.String())
 	}

@@ -116,8 +116,8 @@ func warnings(f *result.File) []string {
 			add(fmt.Sprintf("%s: the client, not the server, was the limit at %s%s: those probes say nothing about the server", sweepName(&s), strings.Join(rates, ", "), unit(s.Workload)))
 		}
 		if len(stolen) > 0 {
-			add(fmt.Sprintf("%s: the hypervisor gave other guests at least %.0f %% of this machine's CPU during the failing probes at %s%s (steal): they were run again and are not counted; a knee measured on a machine with noisy neighbours is theirs too",
-				sweepName(&s), 100*result.StealLimit, strings.Join(stolen, ", "), unit(s.Workload)))
+			add(fmt.Sprintf("%s: during the failing probes at %s%s the hypervisor gave other guests at least %.0f %% of this machine's CPU, or %.0f %% in the %d s before they broke down (steal): they were run again and are not counted; a knee measured on a machine with noisy neighbours is theirs too",
+				sweepName(&s), strings.Join(stolen, ", "), unit(s.Workload), 100*result.StealLimit, 100*result.StealOnsetLimit, result.StealLeadS))
 		}
 	}
 	if fsyncOff {

@@ -446,10 +446,14 @@ type Observation struct {
 	// HostStealShare is the share of the client machine's CPU time its hypervisor gave to
 	// other guests during the probe (steal): a virtual machine whose neighbours take its
 	// CPU measures the neighbours, not the server.
-	HostStealShare   float64 `json:"host_steal_share,omitempty"`
-	ServerCPUPerTxMs float64 `json:"server_cpu_per_tx_ms,omitempty"`
-	ClientCPUPerTxMs float64 `json:"client_cpu_per_tx_ms,omitempty"`
-	Bottleneck       string  `json:"bottleneck"`
+	HostStealShare float64 `json:"host_steal_share,omitempty"`
+	// HostStealSeries is the same share second by second from the window's start (its
+	// first element is the first measured second): a neighbour's burst of a few seconds,
+	// which the probe's average hides, shows here. Left out when /proc/stat cannot be read.
+	HostStealSeries  []float64 `json:"host_steal_series,omitempty"`
+	ServerCPUPerTxMs float64   `json:"server_cpu_per_tx_ms,omitempty"`
+	ClientCPUPerTxMs float64   `json:"client_cpu_per_tx_ms,omitempty"`
+	Bottleneck       string    `json:"bottleneck"`
 }
 
 // TableSize describes one of pgceiling's tables.
