@@ -17,10 +17,40 @@ bench_setup() {
   fi
 }
 
-# bench_cleanup stops the throwaway server and removes the work directory.
+# bench_cleanup stops the throwaway server and the steal log, and removes the work directory.
 bench_cleanup() {
   if [ -n "$server_pid" ]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  if [ -n "${steal_pid:-}" ]; then kill "$steal_pid" 2>/dev/null || true; wait "$steal_pid" 2>/dev/null || true; fi
   rm -rf "$work"
+}
+
+# bench_steal_log: from now until the script exits, $work/stat.log gets the time and
+# /proc/stat's first line every second, for bench_steal_max.
+bench_steal_log() {
+  (while :; do echo "$(date +%s) $(head -1 /proc/stat)"; sleep 1; done) >"$work/stat.log" 2>/dev/null &
+  steal_pid=$!
+}
+
+# bench_steal_max T0 T1: the highest share of this machine's CPU its hypervisor gave other
+# guests (steal) over any 5 s between the Unix times T0 and T1, from $work/stat.log (0
+# when the log has too little of that span).
+bench_steal_max() {
+  python3 - "$work/stat.log" "$1" "$2" <<'PY'
+import sys
+t0, t1 = int(sys.argv[2]), int(sys.argv[3])
+rows = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 10 and f[1] == "cpu" and t0 <= int(f[0]) <= t1:
+        v = [int(x) for x in f[2:10]]  # user nice system idle iowait irq softirq steal
+        rows.append((int(f[0]), sum(v), v[7]))
+best = 0.0
+for i, a in enumerate(rows):
+    b = next((r for r in rows[i:] if r[0] >= a[0] + 5), None)
+    if b and b[1] > a[1]:
+        best = max(best, (b[2] - a[2]) / (b[1] - a[1]))
+print(f"{best:.3f}")
+PY
 }
 
 # wait_dsn_file NAME PID FILE LOG SECONDS: waits until process PID has written its DSN to
