@@ -27,7 +27,7 @@
 #
 # Steal: the machine's /proc/stat is logged every second, and each row records the highest
 # share of its CPU the hypervisor gave other guests over any 5 s of the probe. A second
-# fit leaves out the probes with at least 5 % (both clients' alike): on 2026-12-07 every
+# fit leaves out the probes with at least 5 % (both clients alike): on 2026-12-07 every
 # one of the 12 `oltp` probes with such a burst failed, against 26 of the 68 others
 # (docs/figures.md, "Agreement with pgbench").
 #
