@@ -49,7 +49,7 @@ func BindClaim(fs *pflag.FlagSet, c *Claim) {
 		fs.AddFlag(f)
 	})
 	c.Duration = 0
-	fs.Float64Var(&c.MaxErrorRate, "max-error-rate", 0.001, "the claim holds when (failed + rejected) / scheduled <= this")
+	fs.Float64Var(&c.MaxErrorRate, "max-error-rate", result.DefaultMaxErrorRate, "the claim holds when (failed + rejected) / scheduled <= this")
 	fs.DurationVar(&c.P99SLO, "p99-slo", 0, "the claim holds only if each shape's p99 latency is <= this (0 = no latency rule)")
 	fs.BoolVar(&c.FindKnee, "find-knee", false, "also run a short search per shape and report its knee with its interval as the margin")
 	fs.DurationVar(&c.KneeDuration, "knee-duration", 15*time.Second, "with --find-knee: the measured window of each probe of the short search")

@@ -107,7 +107,7 @@ func BindSearch(fs *pflag.FlagSet, c *Search) {
 	fs.Float64Var(&c.StartRate, "start-rate", 0, "first probe's rate in tx/s; 0 = calibrate with a short saturating probe")
 	fs.Float64Var(&c.Growth, "growth", 2, "factor the rate grows by until a probe fails (after a calibration: 1 + 4 × precision)")
 	fs.Float64Var(&c.Precision, "precision", 0, "stop bisecting when (hi - lo) / lo <= this (0 < p < 1); default from the profile")
-	fs.Float64Var(&c.MaxErrorRate, "max-error-rate", 0.001, "a probe passes when (failed + rejected) / scheduled <= this")
+	fs.Float64Var(&c.MaxErrorRate, "max-error-rate", result.DefaultMaxErrorRate, "a probe passes when (failed + rejected) / scheduled <= this")
 	fs.DurationVar(&c.P99SLO, "p99-slo", 0, "a probe passes only if its p99 latency is <= this (0 = no latency rule)")
 	fs.IntVar(&c.Confirm, "confirm", 0, "probe the final bracket's edges this many more times (on top of --repeats); the majority verdict counts, so the knee can move either way")
 	fs.IntVar(&c.Repeats, "repeats", 0, "probe each final edge of the bracket this many times in all; the majority verdict per rate counts and feeds the knee's interval; default from the profile")

@@ -152,3 +152,43 @@ func TestBottleneckSaysSteal(t *testing.T) {
 		}
 	}
 }
+
+// TestBottleneckSaysStealAtBreakdown: a probe that broke down after a burst of steal,
+// under the probe's own average limit, says so (what `run` shows, which does not judge);
+// the same burst after the breakdown, or a probe that did not break down, does not.
+func TestBottleneckSaysStealAtBreakdown(t *testing.T) {
+	waits := []result.WaitShare{{Event: "Lock:tuple", Samples: 80, Share: 0.8}, {Event: "CPU", Samples: 20, Share: 0.2}}
+	probe := func(badAt int, burstFrom, burstTo int) *result.Probe {
+		p := &result.Probe{}
+		steal := make([]float64, 60)
+		for m := 0; m < 60; m++ {
+			s := result.Second{T: 5 + m, Phase: result.PhaseMeasure, Offered: 1000}
+			if badAt >= 0 && m >= badAt {
+				s.Failed[result.PoolTimeout] = 200
+			}
+			p.Series = append(p.Series, s)
+			if m >= burstFrom && m <= burstTo {
+				steal[m] = 0.2
+			}
+		}
+		p.Observation = &result.Observation{Waits: waits, Samples: 100, HostStealShare: 0.04, HostStealSeries: steal}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		p    *result.Probe
+		want string
+	}{
+		{"a burst in the 10 s before the breakdown", probe(40, 31, 40), "it broke down in measured second 40, after the machine lost 13 % of its CPU to other guests (steal) in the 15 s before"},
+		{"the burst after the breakdown", probe(40, 41, 50), ""},
+		{"no breakdown", probe(-1, 31, 40), ""},
+	} {
+		line := Bottleneck(tc.p.Observation, tc.p)
+		if !strings.HasPrefix(line, "lock contention") {
+			t.Errorf("%s: %q does not start with the lock line", tc.name, line)
+		}
+		if got := strings.Contains(line, "broke down"); got != (tc.want != "") || (tc.want != "" && !strings.Contains(line, tc.want)) {
+			t.Errorf("%s: %q; want %q", tc.name, line, tc.want)
+		}
+	}
+}

@@ -333,7 +333,7 @@ func driverLag(p *result.Probe, r SteadyRule, pw, L float64) string {
 // Then a fail or not_steady probe during which the hypervisor took at least
 // result.StealLimit of the machine's CPU for other guests (Observation.HostStealShare),
 // or at least result.StealOnsetLimit over the result.StealLeadS seconds up to the second
-// it broke down (Observation.HostStealSeries; see Breakdown), becomes host_steal: it
+// it broke down (Observation.HostStealSeries; see Probe.StealAtBreakdown), becomes host_steal: it
 // measured the neighbours (the reason keeps the verdict it would have had). A pass under
 // steal stays a pass: the server held the rate with less CPU.
 //
@@ -348,50 +348,11 @@ func Judge(p *result.Probe, cfg Config) (verdict result.Verdict, reason string) 
 		return result.HostSteal, fmt.Sprintf("%s %s, while the machine lost %.0f %% of its CPU to other guests (steal)",
 			v, r, 100*o.HostStealShare)
 	}
-	if at, ok := Breakdown(p, cfg.MaxErrorRate); ok {
-		if share, n := stealBefore(p.Observation.HostStealSeries, at, result.StealLeadS); n > 0 && share >= result.StealOnsetLimit {
-			return result.HostSteal, fmt.Sprintf("%s %s, after the machine lost %.0f %% of its CPU to other guests (steal) in the %d s up to measured second %d, where it broke down",
-				v, r, 100*share, n, at)
-		}
+	if share, at, n := p.StealAtBreakdown(cfg.MaxErrorRate); n > 0 && share >= result.StealOnsetLimit {
+		return result.HostSteal, fmt.Sprintf("%s %s, after the machine lost %.0f %% of its CPU to other guests (steal) in the %d s up to measured second %d, where it broke down",
+			v, r, 100*share, n, at)
 	}
 	return v, r
-}
-
-// Breakdown is the measured second (0 = the window's first) in which a probe began to
-// fail: the first whose failed and rejected arrivals were more than maxErrorRate of its
-// offered ones (so a lone error long before a collapse does not count), else, for a probe
-// cut short (by the steady-state rule's trend), the second it was cut in. ok is false for
-// a probe that ran its full length without such a second.
-func Breakdown(p *result.Probe, maxErrorRate float64) (second int, ok bool) {
-	first := -1
-	for _, s := range p.Series {
-		if s.Phase != result.PhaseMeasure {
-			continue
-		}
-		if first < 0 {
-			first = s.T
-		}
-		if bad := s.Failed.Total(); bad > 0 && float64(bad) > maxErrorRate*float64(s.Offered) {
-			return s.T - first, true
-		}
-	}
-	if p.CutShort {
-		return max(int(math.Ceil(p.MeasuredS))-1, 0), true
-	}
-	return 0, false
-}
-
-// stealBefore is the mean steal share of series over the lead seconds up to and including
-// second at (fewer at the window's start), and how many seconds it averaged.
-func stealBefore(series []float64, at, lead int) (share float64, n int) {
-	for i := max(at-lead+1, 0); i <= at && i < len(series); i++ {
-		share += series[i]
-		n++
-	}
-	if n == 0 {
-		return 0, 0
-	}
-	return share / float64(n), n
 }
 
 func judge(p *result.Probe, cfg Config) (verdict result.Verdict, reason string) {

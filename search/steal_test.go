@@ -23,7 +23,7 @@ func TestJudgeStealAtBreakdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at, ok := Breakdown(failing, cfg.MaxErrorRate)
+	at, ok := failing.Breakdown(cfg.MaxErrorRate)
 	if !ok || at < 40 || at > 43 {
 		t.Fatalf("breakdown of the stalled probe: second %d, %v; want 40-43 (the stall starts at measured second 40)", at, ok)
 	}
@@ -69,63 +69,6 @@ func TestJudgeStealAtBreakdown(t *testing.T) {
 		}
 		if v == result.HostSteal && !strings.Contains(why, fmt.Sprintf("up to measured second %d", at)) {
 			t.Errorf("%s: reason %q does not name the breakdown's second %d", tc.name, why, at)
-		}
-	}
-}
-
-func TestBreakdown(t *testing.T) {
-	series := func(bad map[int]int64) []result.Second {
-		var out []result.Second
-		for t := 0; t < 3; t++ { // warm-up: its errors never count
-			s := result.Second{T: t, Phase: result.PhaseWarmup, Offered: 1000}
-			s.Failed[result.PoolTimeout] = 500
-			out = append(out, s)
-		}
-		for m := 0; m < 30; m++ {
-			s := result.Second{T: 3 + m, Phase: result.PhaseMeasure, Offered: 1000}
-			s.Failed[result.Serialization] = bad[m]
-			out = append(out, s)
-		}
-		return out
-	}
-	for _, tc := range []struct {
-		name     string
-		bad      map[int]int64
-		cut      bool
-		measured float64
-		want     int
-		ok       bool
-	}{
-		{"a lone error (0.1 %), then a collapse", map[int]int64{2: 1, 9: 40, 10: 600}, false, 30, 9, true},
-		{"errors from the first second", map[int]int64{0: 5}, false, 30, 0, true},
-		{"cut short by the trend after 27.3 s, no error", nil, true, 27.3, 27, true},
-		{"cut short after exactly 27 s", nil, true, 27, 26, true},
-		{"cut short by the budget: its first bad second", map[int]int64{20: 300}, true, 21, 20, true},
-		{"full length, a lone error only", map[int]int64{4: 1}, false, 30, 0, false},
-	} {
-		p := &result.Probe{Series: series(tc.bad), CutShort: tc.cut, MeasuredS: tc.measured}
-		got, ok := Breakdown(p, 0.001)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("%s: second %d, %v; want %d, %v", tc.name, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
-func TestStealBefore(t *testing.T) {
-	series := []float64{0.3, 0.3, 0, 0, 0.1, 0.1, 0.1}
-	for _, tc := range []struct {
-		at, lead, n int
-		share       float64
-	}{
-		{6, 3, 3, 0.1},     // the last three seconds
-		{1, 15, 2, 0.3},    // fewer at the window's start
-		{10, 3, 0, 0},      // past the series' end: nothing known
-		{6, 7, 7, 0.9 / 7}, // all of it
-		{8, 3, 1, 0.1},     // only second 6 is known of 6-8
-	} {
-		share, n := stealBefore(series, tc.at, tc.lead)
-		if n != tc.n || share < tc.share-1e-9 || share > tc.share+1e-9 {
-			t.Errorf("stealBefore(at %d, lead %d) = %.4f over %d s, want %.4f over %d", tc.at, tc.lead, share, n, tc.share, tc.n)
 		}
 	}
 }

@@ -319,6 +319,20 @@ func fit(ps []probe) (fitted, error) {
 	if len(of(ps, "pgceiling")) < 2 || len(of(ps, "pgbench")) < 2 {
 		return f, errors.New("need at least two probes of each client (pgceiling and pgbench)")
 	}
+	for _, c := range []string{"pgceiling", "pgbench"} {
+		passed := 0
+		for _, p := range of(ps, c) {
+			if p.pass {
+				passed++
+			}
+		}
+		switch n := len(of(ps, c)); passed {
+		case n:
+			return f, fmt.Errorf("every %s probe passed (%d): no knee to compare; start the staircase higher", c, n)
+		case 0:
+			return f, fmt.Errorf("every %s probe failed (%d): no knee to compare; start the staircase lower", c, n)
+		}
+	}
 	x, y := design(ps, nil)
 	beta, best, err := logistic(x, y)
 	if err != nil {

@@ -142,6 +142,18 @@ func TestFitSeparated(t *testing.T) {
 	if _, err := fit(ps[:3]); err == nil || !strings.Contains(err.Error(), "two probes of each") {
 		t.Fatalf("fit of three probes: err = %v", err)
 	}
+	for i := range ps {
+		ps[i].pass = ps[i].client == "pgbench" || ps[i].rate < 1200
+	}
+	if _, err := fit(ps); err == nil || !strings.Contains(err.Error(), "every pgbench probe passed") {
+		t.Fatalf("fit with every pgbench probe passed: err = %v", err)
+	}
+	for i := range ps {
+		ps[i].pass = false
+	}
+	if _, err := fit(ps); err == nil || !strings.Contains(err.Error(), "every pgceiling probe failed") {
+		t.Fatalf("fit with every probe failed: err = %v", err)
+	}
 }
 
 // TestReport: the printed verdict follows the interval: equal clients with many pairs
