@@ -20,11 +20,6 @@ const (
 	// DominantShare is the share of active samples one category must reach to be named
 	// the bottleneck.
 	DominantShare = 0.40
-	// StealShare is the share of the machine's CPU time taken by the hypervisor for other
-	// guests (steal) from which the bottleneck line says so: a starved virtual machine
-	// lowers the knee of the server and the client alike. The search's HostSteal verdict
-	// uses the same limit.
-	StealShare = result.StealLimit
 )
 
 // Bottleneck derives one line saying why the server stopped at this rate, from the
@@ -52,27 +47,27 @@ const (
 //  6. otherwise: "no single bottleneck (CPU 30 %, IO:WALSync 25 %, Lock:tuple 20 %)",
 //     the three largest events.
 //
-// When the hypervisor took at least StealShare of the machine's CPU for other guests
-// during the probe, the line ends with "; the machine lost 43 % of its CPU to other
-// guests (steal): …". Otherwise, when the probe broke down (Probe.Breakdown by the
-// default pass rule, result.DefaultMaxErrorRate) after at least result.StealOnsetLimit
-// over the result.StealLeadS seconds before, it ends with "; it broke down in measured
-// second 259, after the machine lost 18 % of its CPU to other guests (steal) in the 15 s
-// before: …" — the search judges such a probe host_steal; `run`, which does not judge,
-// says it here.
+// The steal rule (result.Stolen, the search's host_steal) adds an ending: when the
+// hypervisor took at least result.StealLimit of the machine's CPU for other guests during
+// the probe, "; the machine lost 43 % of its CPU to other guests (steal): …"; otherwise,
+// when the probe broke down (by the default pass rule, result.DefaultMaxErrorRate) after
+// at least result.StealOnsetLimit over the result.StealLeadS seconds before, "; it broke
+// down in measured second 259, after the machine lost 18 % of its CPU to other guests
+// (steal) in the 15 s before: …". The search judges such a probe host_steal; `run`, which
+// does not judge, says it here.
 func Bottleneck(o *result.Observation, p *result.Probe) string {
 	line := bottleneck(o, p)
 	if o == nil || line == "" {
 		return line
 	}
-	if o.HostStealShare >= StealShare {
-		return line + fmt.Sprintf("; the machine lost %s of its CPU to other guests (steal): this probe measured its neighbours too", pct(o.HostStealShare))
-	}
-	if p != nil {
-		if share, at, n := p.StealAtBreakdown(result.DefaultMaxErrorRate); n > 0 && share >= result.StealOnsetLimit {
-			return line + fmt.Sprintf("; it broke down in measured second %d, after the machine lost %s of its CPU to other guests (steal) in the %d s before: its failure may be its neighbours'",
-				at, pct(share), n)
-		}
+	s, ok := result.Stolen(o, p, result.DefaultMaxErrorRate)
+	switch {
+	case !ok:
+	case s.AtBreakdown:
+		return line + fmt.Sprintf("; it broke down in measured second %d, after the machine lost %s of its CPU to other guests (steal) in the %d s before: its failure may be its neighbours'",
+			s.At, pct(s.Share), s.N)
+	default:
+		return line + fmt.Sprintf("; the machine lost %s of its CPU to other guests (steal): this probe measured its neighbours too", pct(s.Share))
 	}
 	return line
 }

@@ -59,3 +59,34 @@ func (p *Probe) StealAtBreakdown(maxErrorRate float64) (share float64, at, n int
 	share, n = p.Observation.StealBefore(at, StealLeadS)
 	return share, at, n
 }
+
+// Stealing is why the machine's steal makes a probe's result its neighbours' (Stolen).
+type Stealing struct {
+	// Share is the share of the machine's CPU the hypervisor gave other guests: over
+	// the whole probe, or over the StealLeadS seconds up to its breakdown (AtBreakdown).
+	Share       float64
+	AtBreakdown bool
+	At, N       int // the breakdown's measured second and the seconds averaged (AtBreakdown)
+}
+
+// Stolen is the steal rule, one for the search's verdict (HostSteal) and the bottleneck
+// line: a probe during which the hypervisor took at least StealLimit of the machine's CPU
+// for other guests (o.HostStealShare), or else one that broke down (Breakdown with
+// maxErrorRate) after at least StealOnsetLimit over the StealLeadS seconds before
+// (StealAtBreakdown; p may be nil, which skips this part). ok is false when neither holds
+// or o is nil.
+func Stolen(o *Observation, p *Probe, maxErrorRate float64) (s Stealing, ok bool) {
+	if o == nil {
+		return s, false
+	}
+	if o.HostStealShare >= StealLimit {
+		return Stealing{Share: o.HostStealShare}, true
+	}
+	if p == nil {
+		return s, false
+	}
+	if share, at, n := p.StealAtBreakdown(maxErrorRate); n > 0 && share >= StealOnsetLimit {
+		return Stealing{Share: share, AtBreakdown: true, At: at, N: n}, true
+	}
+	return s, false
+}

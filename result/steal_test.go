@@ -90,3 +90,42 @@ func TestStealAtBreakdown(t *testing.T) {
 		t.Errorf("without a steal series, %d seconds were averaged", n)
 	}
 }
+
+// TestStolen: the whole probe's steal at StealLimit decides first; below it, a breakdown
+// after StealOnsetLimit over the lead does; neither, or no observation, is not stolen.
+func TestStolen(t *testing.T) {
+	p := &Probe{}
+	for m := 0; m < 30; m++ {
+		s := Second{T: m, Phase: PhaseMeasure, Offered: 1000}
+		if m == 25 {
+			s.Failed[PoolTimeout] = 300
+		}
+		p.Series = append(p.Series, s)
+	}
+	steal := make([]float64, 30)
+	for i := 11; i <= 25; i++ {
+		steal[i] = 0.06 // 6 % over the 15 s up to the breakdown
+	}
+	p.Observation = &Observation{HostStealSeries: steal, HostStealShare: 0.03}
+	s, ok := Stolen(p.Observation, p, 0.001)
+	if !ok || !s.AtBreakdown || s.At != 25 || s.N != StealLeadS || s.Share < 0.06-1e-9 || s.Share > 0.06+1e-9 {
+		t.Errorf("a breakdown after 6 %% steal: Stolen = %+v, %v; want 6 %% at breakdown 25 over %d s", s, ok, StealLeadS)
+	}
+	if _, ok := Stolen(p.Observation, nil, 0.001); ok {
+		t.Error("without the probe the breakdown is unknown, yet Stolen said so")
+	}
+	p.Observation.HostStealShare = StealLimit
+	if s, ok := Stolen(p.Observation, p, 0.001); !ok || s.AtBreakdown || s.Share != StealLimit {
+		t.Errorf("a whole probe at StealLimit: Stolen = %+v, %v; want the whole probe's share", s, ok)
+	}
+	p.Observation.HostStealShare = 0.03
+	for i := range steal {
+		steal[i] = 0.04
+	}
+	if s, ok := Stolen(p.Observation, p, 0.001); ok {
+		t.Errorf("4 %% steal before the breakdown: Stolen = %+v, want not stolen", s)
+	}
+	if _, ok := Stolen(nil, p, 0.001); ok {
+		t.Error("a nil observation was stolen")
+	}
+}

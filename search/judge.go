@@ -333,7 +333,7 @@ func driverLag(p *result.Probe, r SteadyRule, pw, L float64) string {
 // Then a fail or not_steady probe during which the hypervisor took at least
 // result.StealLimit of the machine's CPU for other guests (Observation.HostStealShare),
 // or at least result.StealOnsetLimit over the result.StealLeadS seconds up to the second
-// it broke down (Observation.HostStealSeries; see Probe.StealAtBreakdown), becomes host_steal: it
+// it broke down (Observation.HostStealSeries), becomes host_steal (result.Stolen): it
 // measured the neighbours (the reason keeps the verdict it would have had). A pass under
 // steal stays a pass: the server held the rate with less CPU.
 //
@@ -344,13 +344,15 @@ func Judge(p *result.Probe, cfg Config) (verdict result.Verdict, reason string) 
 	if (v != result.Fail && v != result.NotSteady) || p.Observation == nil {
 		return v, r
 	}
-	if o := p.Observation; o.HostStealShare >= result.StealLimit {
-		return result.HostSteal, fmt.Sprintf("%s %s, while the machine lost %.0f %% of its CPU to other guests (steal)",
-			v, r, 100*o.HostStealShare)
-	}
-	if share, at, n := p.StealAtBreakdown(cfg.MaxErrorRate); n > 0 && share >= result.StealOnsetLimit {
+	s, ok := result.Stolen(p.Observation, p, cfg.MaxErrorRate)
+	switch {
+	case !ok:
+	case s.AtBreakdown:
 		return result.HostSteal, fmt.Sprintf("%s %s, after the machine lost %.0f %% of its CPU to other guests (steal) in the %d s up to measured second %d, where it broke down",
-			v, r, 100*share, n, at)
+			v, r, 100*s.Share, s.N, s.At)
+	default:
+		return result.HostSteal, fmt.Sprintf("%s %s, while the machine lost %.0f %% of its CPU to other guests (steal)",
+			v, r, 100*s.Share)
 	}
 	return v, r
 }
