@@ -31,6 +31,10 @@
 # one of the 12 `oltp` probes with such a burst failed, against 26 of the 68 others
 # (docs/figures.md, "Agreement with pgbench").
 #
+# Runs pool: `go run ./bench/agree fit RUN1/rows-oltp RUN2/rows-oltp ...` fits one ratio
+# to several runs' rows, each run with its own level, drift and slope (this machine's
+# speed moves 20-30 % between sessions), so sessions of 40 pairs add up.
+#
 # A run takes about pairs x 2 x (warm-up + seconds + ~10 s of preparation): 40 pairs of
 # 10 + 30 s probes are about an hour per workload. The rows (one per probe: pair, client,
 # rate, pass, committed/s, bad share, p50 ms, p99 ms, steal), both fits and the steal log

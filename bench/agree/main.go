@@ -8,7 +8,7 @@
 // Usage, from anywhere inside the module:
 //
 //	go run ./bench/agree next -rows FILE -client NAME -start RATE -step SHARE
-//	go run ./bench/agree fit FILE
+//	go run ./bench/agree fit FILE [FILE...]
 //
 // The rows file has one line per probe, in the order they ran:
 //
@@ -23,13 +23,15 @@
 // fit fits one logistic model to both clients' probes: logit P(pass) = a0 + a1·τ + a2·z +
 // a3·ln(rate), with z = 1 for pgceiling and 0 for pgbench and τ the probe's place in the
 // run (−½ first, +½ last), so the rate passed half the time may drift linearly over the
-// run (whatever moves the server meanwhile) the same for both clients. The clients' ratio of those
-// rates is exp(δ), δ = −a2/a3, the same at every τ; its 90 % interval is the profile
-// likelihood's (every δ whose deviance, maximized over the other three, is within 3.841
-// of the best: the χ²₁ quantile of 95 %, which covers 87-91 % on simulated staircases where
-// that of 90 % covered 79-86 %; see fit). Maximum likelihood by iteratively reweighted
-// least squares; passes and fails that a line separates have no finite fit, and fit
-// says so.
+// run (whatever moves the server meanwhile) the same for both clients. The clients' ratio
+// of those rates is exp(δ), δ = −a2/a3, the same at every τ; its 90 % interval is the
+// profile likelihood's (every δ whose deviance, maximized over the other parameters, is
+// within 3.841 of the best: the χ²₁ quantile of 95 %, which covers 87-91 % on simulated
+// staircases where that of 90 % covered 79-86 %; see fit). Several rows files are
+// several runs (sessions) pooled: each run has its own a0, a1 and a3, since a shared
+// machine's speed and noise move between sessions, and δ is one for all. Maximum
+// likelihood by iteratively reweighted least squares; passes and fails that a line
+// separates have no finite fit, and fit says so.
 package main
 
 import (
@@ -40,6 +42,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,6 +51,7 @@ import (
 
 // probe is one line of the rows file.
 type probe struct {
+	run    int // which rows file (run) it came from, from 0
 	pair   int
 	client string
 	rate   float64
@@ -85,12 +89,22 @@ func main() {
 			fmt.Printf("%.0f\n", nextRate(ps, *client, *start, *step))
 		}
 	case "fit":
-		if len(os.Args) != 3 {
+		if len(os.Args) < 3 {
 			usage()
 		}
 		var ps []probe
-		if ps, err = readRows(os.Args[2], false); err == nil {
-			err = report(os.Stdout, ps)
+		for r, name := range os.Args[2:] {
+			var run []probe
+			if run, err = readRows(name, false); err != nil {
+				break
+			}
+			for i := range run {
+				run[i].run = r
+			}
+			ps = append(ps, run...)
+		}
+		if err == nil {
+			err = report(os.Stdout, ps, os.Args[2:])
 		}
 	default:
 		usage()
@@ -102,7 +116,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: go run ./bench/agree next -rows FILE -client NAME -start RATE [-step SHARE]\n       go run ./bench/agree fit FILE")
+	fmt.Fprintln(os.Stderr, "usage: go run ./bench/agree next -rows FILE -client NAME -start RATE [-step SHARE]\n       go run ./bench/agree fit FILE [FILE...]")
 	os.Exit(2)
 }
 
@@ -116,7 +130,11 @@ func readRows(path string, missingOK bool) ([]probe, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return parseRows(f)
+	ps, err := parseRows(f)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return ps, err
 }
 
 func parseRows(r io.Reader) ([]probe, error) {
@@ -196,42 +214,65 @@ func reversalMean(mine []probe) (float64, int) {
 	return math.Exp(s / float64(n)), n
 }
 
-// fitted is the model fitted to both clients' probes.
+// fitted is the model fitted to both clients' probes of one or more runs.
 type fitted struct {
-	delta, lo, hi   float64 // ln of pgceiling's rate over pgbench's, and its 90 % interval
-	loOpen, hiOpen  bool    // the interval reaches the search's edge (±1 in ln) on that side
-	r50pg, r50bench float64 // the rates each passes half the time at the run's middle
-	drift           float64 // ln of the rate passed half the time at the end over the start
+	delta, lo, hi  float64 // ln of pgceiling's rate over pgbench's, and its 90 % interval
+	loOpen, hiOpen bool    // the interval reaches the search's edge (±1 in ln) on that side
+	runs           []runFit
 }
 
-// design is the model's matrix: for each probe 1, τ, z, ln rate (centred on lnRef; z and
-// ln rate folded into one column, ln rate − δ·z, when delta is given: the profile at a
-// fixed δ).
+// runFit is one run's part of the model: its own level, drift and slope.
+type runFit struct {
+	r50pg, r50bench float64 // the rates each passes half the time at the run's middle
+	drift           float64 // ln of the rate passed half the time at the end over the start
+	slope           float64 // the logistic's slope in ln rate (negative)
+}
+
+// layout numbers the probes' runs and places each probe in its run: τ from −½ (the
+// run's first probe) to +½ (its last).
+func layout(ps []probe) (nruns int, tau []float64) {
+	count := map[int]int{}
+	for _, p := range ps {
+		count[p.run]++
+		nruns = max(nruns, p.run+1)
+	}
+	seen := map[int]int{}
+	tau = make([]float64, len(ps))
+	for i, p := range ps {
+		if n := count[p.run]; n > 1 {
+			tau[i] = float64(seen[p.run])/float64(n-1) - 0.5
+		}
+		seen[p.run]++
+	}
+	return nruns, tau
+}
+
+// design is the model's matrix: for each probe, per run r the columns 1 and τ (zero in
+// the other runs' rows), then z and ln rate (centred on lnRef) shared by all runs when
+// delta is nil (the starting fit, one slope for every run), or per run the one column
+// ln rate − δ·z when delta is given (the profile at a fixed δ, each run its own slope).
 func design(ps []probe, delta *float64) (*mat.Dense, []float64) {
 	n := len(ps)
 	ref := lnRef(ps)
-	k := 4
+	nruns, tau := layout(ps)
+	k := 2*nruns + 2
 	if delta != nil {
-		k = 3
+		k = 3 * nruns
 	}
 	x := mat.NewDense(n, k, nil)
 	y := make([]float64, n)
 	for i, p := range ps {
-		tau := 0.0
-		if n > 1 {
-			tau = float64(i)/float64(n-1) - 0.5
-		}
 		z := 0.0
 		if p.client == "pgceiling" {
 			z = 1
 		}
-		x.Set(i, 0, 1)
-		x.Set(i, 1, tau)
+		x.Set(i, 2*p.run, 1)
+		x.Set(i, 2*p.run+1, tau[i])
 		if delta != nil {
-			x.Set(i, 2, math.Log(p.rate)-ref-*delta*z)
+			x.Set(i, 2*nruns+p.run, math.Log(p.rate)-ref-*delta*z)
 		} else {
-			x.Set(i, 2, z)
-			x.Set(i, 3, math.Log(p.rate)-ref)
+			x.Set(i, 2*nruns, z)
+			x.Set(i, 2*nruns+1, math.Log(p.rate)-ref)
 		}
 		if p.pass {
 			y[i] = 1
@@ -308,16 +349,113 @@ func logSig(t float64) float64 {
 	return -math.Log1p(math.Exp(-t))
 }
 
-// fit fits the model to both clients' probes by maximum likelihood. The interval's
-// cut-off is the χ²₁ quantile of 95 %, not of 90 %: on simulated staircases of 40 pairs
-// (TestFitCoverage) the 90 % quantile's profile interval held the true ratio in only
-// 79-86 % of runs (a logistic slope fitted from 80 probes near their threshold comes out
-// too steep; Firth's penalty moved it by 2 points at 40 times the cost), the 95 %
-// quantile's in 87-91 %.
+// profile fits the model at a fixed ratio δ (each run its own level, drift and slope)
+// and returns its coefficients and log-likelihood; an error when it has no finite fit or
+// a run's passes grow with the rate.
+func profile(ps []probe, d float64) ([]float64, float64, error) {
+	x, y := design(ps, &d)
+	b, ll, err := logistic(x, y)
+	if err != nil {
+		return nil, 0, err
+	}
+	nruns, _ := layout(ps)
+	for r := range nruns {
+		if b[2*nruns+r] >= 0 {
+			return nil, 0, errRising
+		}
+	}
+	return b, ll, nil
+}
+
+var errRising = errors.New("the fit has passes growing with the rate: no knee to compare")
+
+// fit fits the model to both clients' probes by maximum likelihood. Each run (rows file)
+// has its own level, linear drift and slope, since a shared machine's speed moves 20-30 %
+// between sessions; the ratio δ is one for all runs. δ's estimate maximizes the profile
+// likelihood (golden section around the start a one-slope fit gives; with one run the two
+// are the same fit). The interval's cut-off is the χ²₁ quantile of 95 %, not of 90 %: on
+// simulated staircases of 40 pairs (TestFitCoverage) the 90 % quantile's profile interval
+// held the true ratio in only 79-86 % of runs (a logistic slope fitted from 80 probes near
+// their threshold comes out too steep; Firth's penalty moved it by 2 points at 40 times
+// the cost), the 95 % quantile's in 87-91 %.
 func fit(ps []probe) (fitted, error) {
 	var f fitted
+	ps = renumber(ps)
+	nruns, _ := layout(ps)
+	for r := range nruns {
+		var mine []probe
+		for _, p := range ps {
+			if p.run == r {
+				mine = append(mine, p)
+			}
+		}
+		if err := usable(mine); err != nil {
+			if nruns > 1 {
+				err = fmt.Errorf("run %d: %w", r+1, err)
+			}
+			return f, err
+		}
+	}
+	x, y := design(ps, nil)
+	beta, _, err := logistic(x, y)
+	if err != nil {
+		return f, err
+	}
+	if beta[2*nruns+1] >= 0 {
+		return f, errRising
+	}
+	start := -beta[2*nruns] / beta[2*nruns+1]
+	ll := func(d float64) float64 {
+		_, v, err := profile(ps, d)
+		if err != nil {
+			return math.Inf(-1)
+		}
+		return v
+	}
+	f.delta = goldenMax(ll, start-0.5, start+0.5, 1e-7)
+	b, best, err := profile(ps, f.delta)
+	if err != nil {
+		return f, err
+	}
+	ref := lnRef(ps)
+	for r := range nruns {
+		slope := b[2*nruns+r]
+		rf := runFit{slope: slope, drift: -b[2*r+1] / slope, r50bench: math.Exp(ref - b[2*r]/slope)}
+		rf.r50pg = rf.r50bench * math.Exp(f.delta)
+		f.runs = append(f.runs, rf)
+	}
+	// within: δ's deviance from the best is within the cut-off. A δ without a fit is
+	// outside.
+	within := func(d float64) bool {
+		_, v, err := profile(ps, d)
+		return err == nil && 2*(best-v) <= cutoff
+	}
+	f.lo, f.loOpen = edge(within, f.delta, f.delta-1)
+	f.hi, f.hiOpen = edge(within, f.delta, f.delta+1)
+	return f, nil
+}
+
+// renumber returns a copy of the probes with their runs numbered 0, 1, … in the order
+// they first appear, so a subset of the runs leaves no run without probes.
+func renumber(ps []probe) []probe {
+	out := slices.Clone(ps)
+	ids := map[int]int{}
+	for i, p := range out {
+		id, ok := ids[p.run]
+		if !ok {
+			id = len(ids)
+			ids[p.run] = id
+		}
+		out[i].run = id
+	}
+	return out
+}
+
+// usable says why one run's probes cannot be fitted: too few of a client, or all of a
+// client's passed or failed.
+func usable(ps []probe) error {
 	if len(of(ps, "pgceiling")) < 2 || len(of(ps, "pgbench")) < 2 {
-		return f, errors.New("need at least two probes of each client (pgceiling and pgbench)")
+		return errors.New("need at least two probes of each client (pgceiling and pgbench)")
 	}
 	for _, c := range []string{"pgceiling", "pgbench"} {
 		passed := 0
@@ -328,33 +466,31 @@ func fit(ps []probe) (fitted, error) {
 		}
 		switch n := len(of(ps, c)); passed {
 		case n:
-			return f, fmt.Errorf("every %s probe passed (%d): no knee to compare; start the staircase higher", c, n)
+			return fmt.Errorf("every %s probe passed (%d): no knee to compare; start the staircase higher", c, n)
 		case 0:
-			return f, fmt.Errorf("every %s probe failed (%d): no knee to compare; start the staircase lower", c, n)
+			return fmt.Errorf("every %s probe failed (%d): no knee to compare; start the staircase lower", c, n)
 		}
 	}
-	x, y := design(ps, nil)
-	beta, best, err := logistic(x, y)
-	if err != nil {
-		return f, err
+	return nil
+}
+
+// goldenMax finds the maximum of a unimodal f on [a, b] by golden-section search, to tol.
+func goldenMax(f func(float64) float64, a, b, tol float64) float64 {
+	g := (math.Sqrt(5) - 1) / 2
+	c, d := b-g*(b-a), a+g*(b-a)
+	fc, fd := f(c), f(d)
+	for b-a > tol {
+		if fc >= fd {
+			b, d, fd = d, c, fc
+			c = b - g*(b-a)
+			fc = f(c)
+		} else {
+			a, c, fc = c, d, fd
+			d = a + g*(b-a)
+			fd = f(d)
+		}
 	}
-	if beta[3] >= 0 {
-		return f, errors.New("the fit has passes growing with the rate: no knee to compare")
-	}
-	f.delta = -beta[2] / beta[3]
-	f.r50bench = math.Exp(lnRef(ps) - beta[0]/beta[3])
-	f.r50pg = f.r50bench * math.Exp(f.delta)
-	f.drift = -beta[1] / beta[3]
-	// within: δ's deviance from the best is within the cut-off. A fit that fails at a
-	// fixed δ is outside.
-	within := func(d float64) bool {
-		x, y := design(ps, &d)
-		b, ll, err := logistic(x, y)
-		return err == nil && b[2] < 0 && 2*(best-ll) <= cutoff
-	}
-	f.lo, f.loOpen = edge(within, f.delta, f.delta-1)
-	f.hi, f.hiOpen = edge(within, f.delta, f.delta+1)
-	return f, nil
+	return (a + b) / 2
 }
 
 // edge finds by bisection where within turns false going from in (true) towards out,
@@ -374,22 +510,36 @@ func edge(within func(float64) bool, in, out float64) (float64, bool) {
 	return (in + out) / 2, false
 }
 
-// report prints each client's staircase and the fit.
-func report(w io.Writer, ps []probe) error {
-	for _, c := range []string{"pgceiling", "pgbench"} {
-		mine := of(ps, c)
-		pass := 0
-		for _, p := range mine {
-			if p.pass {
-				pass++
+// report prints each run's staircases and the fit; names are the runs' rows files.
+func report(w io.Writer, ps []probe, names []string) error {
+	for r, name := range names {
+		var run []probe
+		for _, p := range ps {
+			if p.run == r {
+				run = append(run, p)
 			}
 		}
-		rm, n := reversalMean(mine)
-		est := "no reversal after the second yet"
-		if n > 0 {
-			est = fmt.Sprintf("geometric mean of its %d reversal rates after the second: %.0f tx/s", n, rm)
+		if len(names) > 1 {
+			fmt.Fprintf(w, "run %d, %s:\n  ", r+1, name)
 		}
-		fmt.Fprintf(w, "%-9s %d probes, %d passed, %d reversals; %s\n", c, len(mine), pass, reversals(mine), est)
+		for i, c := range []string{"pgceiling", "pgbench"} {
+			if i > 0 && len(names) > 1 {
+				fmt.Fprint(w, "  ")
+			}
+			mine := of(run, c)
+			pass := 0
+			for _, p := range mine {
+				if p.pass {
+					pass++
+				}
+			}
+			rm, n := reversalMean(mine)
+			est := "no reversal after the second yet"
+			if n > 0 {
+				est = fmt.Sprintf("geometric mean of its %d reversal rates after the second: %.0f tx/s", n, rm)
+			}
+			fmt.Fprintf(w, "%-9s %d probes, %d passed, %d reversals; %s\n", c, len(mine), pass, reversals(mine), est)
+		}
 	}
 	f, err := fit(ps)
 	if err != nil {
@@ -401,9 +551,18 @@ func report(w io.Writer, ps []probe) error {
 		}
 		return fmt.Sprintf("%.3f", math.Exp(v))
 	}
-	fmt.Fprintf(w, "fit (logistic in ln rate, a drift over the run shared by both, profile likelihood):\n")
-	fmt.Fprintf(w, "  rate passed half the time, mid-run: pgceiling %.0f tx/s, pgbench %.0f tx/s; drift over the run %+.1f %%\n",
-		f.r50pg, f.r50bench, 100*(math.Exp(f.drift)-1))
+	if len(f.runs) == 1 {
+		rf := f.runs[0]
+		fmt.Fprintf(w, "fit (logistic in ln rate, a drift over the run shared by both, profile likelihood):\n")
+		fmt.Fprintf(w, "  rate passed half the time, mid-run: pgceiling %.0f tx/s, pgbench %.0f tx/s; drift over the run %+.1f %%\n",
+			rf.r50pg, rf.r50bench, 100*(math.Exp(rf.drift)-1))
+	} else {
+		fmt.Fprintf(w, "fit of %d runs (logistic in ln rate; each run its own level, slope and drift, the drift shared by both clients; one ratio; profile likelihood):\n", len(f.runs))
+		for r, rf := range f.runs {
+			fmt.Fprintf(w, "  run %d: rate passed half the time, mid-run: pgceiling %.0f tx/s, pgbench %.0f tx/s; drift over the run %+.1f %%; slope %.1f\n",
+				r+1, rf.r50pg, rf.r50bench, 100*(math.Exp(rf.drift)-1), -rf.slope)
+		}
+	}
 	fmt.Fprintf(w, "  pgceiling / pgbench: %.3f (%s-%s, %.0f %%)\n", math.Exp(f.delta),
 		bound(f.lo, f.loOpen, "<"), bound(f.hi, f.hiOpen, ">"), 100*Level)
 	fmt.Fprintf(w, "  within %.0f %%: %s\n", 100*target, verdict(f))

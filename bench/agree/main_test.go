@@ -45,7 +45,7 @@ func TestNextRate(t *testing.T) {
 
 func TestParseRows(t *testing.T) {
 	ps, err := parseRows(strings.NewReader("# pair client rate pass\n1 pgceiling 1500 1 0.0 1499.2\n\n1 pgbench 1500 0 0.2\n"))
-	if err != nil || len(ps) != 2 || ps[0] != (probe{1, "pgceiling", 1500, true}) || ps[1].pass {
+	if err != nil || len(ps) != 2 || ps[0] != (probe{pair: 1, client: "pgceiling", rate: 1500, pass: true}) || ps[1].pass {
 		t.Fatalf("parseRows = %+v, %v", ps, err)
 	}
 	for _, bad := range []string{"1 pgceiling 1500\n", "1 pgceiling x 1\n", "1 pgceiling 1500 yes\n", "1 pgceiling -5 1\n", "a pgceiling 5 1\n"} {
@@ -59,6 +59,11 @@ func TestParseRows(t *testing.T) {
 // at rate r is σ(b·(ln r50(τ, client) − ln r)), r50 = 1600·exp(drift·τ + δ·[pgceiling]):
 // ABBA order, pairs pairs, starting 25 % below.
 func simulate(rng *rand.Rand, pairs int, delta, drift, b, step float64) []probe {
+	return simulateAt(rng, 1600, pairs, delta, drift, b, step)
+}
+
+// simulateAt is simulate with the server's mid-run level at level instead of 1600.
+func simulateAt(rng *rand.Rand, level float64, pairs int, delta, drift, b, step float64) []probe {
 	var ps []probe
 	n := 2 * pairs
 	for i := 1; i <= pairs; i++ {
@@ -67,9 +72,9 @@ func simulate(rng *rand.Rand, pairs int, delta, drift, b, step float64) []probe 
 			order = []string{"pgbench", "pgceiling"}
 		}
 		for _, c := range order {
-			r := math.Round(nextRate(ps, c, 1200, step))
+			r := math.Round(nextRate(ps, c, 0.75*level, step))
 			tau := float64(len(ps))/float64(n-1) - 0.5
-			l50 := math.Log(1600) + drift*tau
+			l50 := math.Log(level) + drift*tau
 			if c == "pgceiling" {
 				l50 += delta
 			}
@@ -128,6 +133,100 @@ func TestFitCoverage(t *testing.T) {
 	}
 }
 
+// TestFitOneRun: with one run, maximizing the profile likelihood over δ (fit) finds the
+// ratio the one-slope logistic (design without δ) gives in closed form: the two are the
+// same model.
+func TestFitOneRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for range 20 {
+		ps := simulate(rng, 40, math.Log(0.97), math.Log(1.15), 20, 0.04)
+		x, y := design(ps, nil)
+		beta, _, err := logistic(x, y)
+		if err != nil {
+			t.Fatalf("logistic: %v", err)
+		}
+		f, err := fit(ps)
+		if err != nil {
+			t.Fatalf("fit: %v", err)
+		}
+		if want := -beta[2] / beta[3]; math.Abs(f.delta-want) > 1e-5 {
+			t.Fatalf("fit's δ %.6f, the one-slope logistic's %.6f", f.delta, want)
+		}
+		if len(f.runs) != 1 || !(f.lo < f.delta && f.delta < f.hi) {
+			t.Fatalf("fit = %+v", f)
+		}
+	}
+}
+
+// pooled simulates two sessions on one machine that differ as this one's nights did:
+// the second 30 % faster and with a pass probability twice as steep, each drifting
+// within itself; the runs are numbered 0 and 1.
+func pooled(rng *rand.Rand, pairs int, delta float64) []probe {
+	a := simulateAt(rng, 1600, pairs, delta, math.Log(1.15), 12, 0.04)
+	b := simulateAt(rng, 2100, pairs, delta, math.Log(0.9), 25, 0.04)
+	for i := range b {
+		b[i].run = 1
+	}
+	return append(a, b...)
+}
+
+// TestFitPooledCoverage: two runs of 40 pairs at levels 30 % apart, with their own
+// slopes and drifts, pooled: the interval holds the true ratio in 84-96 % of 200 pooled
+// fits (±3 standard deviations of a correct 90 % interval), the estimate is unbiased to
+// 0.5 %, and the pooled interval is narrower than the steeper run's alone in most fits.
+func TestFitPooledCoverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 4))
+	const reps = 200
+	delta := math.Log(0.97)
+	covered, narrower, sum := 0, 0, 0.0
+	for range reps {
+		ps := pooled(rng, 40, delta)
+		f, err := fit(ps)
+		if err != nil {
+			t.Fatalf("fit: %v", err)
+		}
+		if len(f.runs) != 2 || f.runs[0].r50bench > f.runs[1].r50bench {
+			t.Fatalf("runs %+v: want two, the second faster", f.runs)
+		}
+		if f.lo <= delta && delta <= f.hi {
+			covered++
+		}
+		sum += f.delta
+		g, err := fit(ps[80:])
+		if err != nil {
+			t.Fatalf("fit of the second run: %v", err)
+		}
+		if f.hi-f.lo < g.hi-g.lo {
+			narrower++
+		}
+	}
+	share := float64(covered) / reps
+	t.Logf("covered %d of %d; mean estimate %.4f (true %.4f); pooled narrower than the second run alone in %d", covered, reps, sum/reps, delta, narrower)
+	if share < 0.84 || share > 0.96 {
+		t.Errorf("the 90 %% interval held the true ratio in %.1f %% of pooled fits", 100*share)
+	}
+	if math.Abs(sum/reps-delta) > 0.005 {
+		t.Errorf("mean estimate %.4f, true %.4f", sum/reps, delta)
+	}
+	if narrower < reps*3/4 {
+		t.Errorf("the pooled interval was narrower than one run's in only %d of %d fits", narrower, reps)
+	}
+}
+
+// TestFitPooledRunUnusable: a run that cannot be fitted on its own is named.
+func TestFitPooledRunUnusable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	ps := pooled(rng, 20, 0)
+	for i := range ps {
+		if ps[i].run == 1 && ps[i].client == "pgbench" {
+			ps[i].pass = true
+		}
+	}
+	if _, err := fit(ps); err == nil || !strings.Contains(err.Error(), "run 2: every pgbench probe passed") {
+		t.Fatalf("fit with run 2's pgbench always passing: err = %v", err)
+	}
+}
+
 // TestFitSeparated: passes all below fails, for both clients: no finite fit, said so.
 func TestFitSeparated(t *testing.T) {
 	var ps []probe
@@ -157,7 +256,7 @@ func TestFitSeparated(t *testing.T) {
 }
 
 // TestReport: the printed verdict follows the interval: equal clients with many pairs
-// show agreement; clients 30 % apart contradict it.
+// show agreement; clients 30 % apart contradict it; pooled runs are each named.
 func TestReport(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	for _, tc := range []struct {
@@ -168,11 +267,59 @@ func TestReport(t *testing.T) {
 		{math.Log(1.3), "within 5 %: contradicted"},
 	} {
 		var out bytes.Buffer
-		if err := report(&out, simulate(rng, 200, tc.delta, 0, 25, 0.04)); err != nil {
+		if err := report(&out, simulate(rng, 200, tc.delta, 0, 25, 0.04), []string{"sim"}); err != nil {
 			t.Fatalf("report: %v", err)
 		}
 		if !strings.Contains(out.String(), tc.want) || !strings.Contains(out.String(), "pgceiling / pgbench: ") {
 			t.Errorf("report for ratio %.2f:\n%s\nwant %q", math.Exp(tc.delta), out.String(), tc.want)
+		}
+	}
+	var out bytes.Buffer
+	if err := report(&out, pooled(rng, 40, 0), []string{"night/rows-oltp", "morning/rows-oltp"}); err != nil {
+		t.Fatalf("report of two runs: %v", err)
+	}
+	for _, want := range []string{"run 1, night/rows-oltp:", "run 2, morning/rows-oltp:", "fit of 2 runs", "  run 2: rate passed half the time", "pgceiling / pgbench: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report of two runs:\n%s\nwant %q", out.String(), want)
+		}
+	}
+}
+
+// TestFitRecorded: the staircases recorded on 2026-12-07 (testdata, one directory per
+// run, docs/figures.md "Agreement with pgbench") read back and pool: for each workload
+// the pooled interval is narrower than either run's alone and holds both runs' own
+// estimates.
+func TestFitRecorded(t *testing.T) {
+	for _, wl := range []string{"oltp", "transfer"} {
+		var all []probe
+		var alone []fitted
+		for r, dir := range []string{"2026-12-07-0459", "2026-12-07-1041"} {
+			ps, err := readRows("testdata/"+dir+"/rows-"+wl, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := fit(ps)
+			if err != nil {
+				t.Fatalf("%s %s: %v", wl, dir, err)
+			}
+			alone = append(alone, f)
+			for i := range ps {
+				ps[i].run = r
+			}
+			all = append(all, ps...)
+		}
+		f, err := fit(all)
+		if err != nil {
+			t.Fatalf("%s pooled: %v", wl, err)
+		}
+		t.Logf("%s pooled: %.3f (%.3f-%.3f)", wl, math.Exp(f.delta), math.Exp(f.lo), math.Exp(f.hi))
+		for i, a := range alone {
+			if f.hi-f.lo >= a.hi-a.lo {
+				t.Errorf("%s: pooled interval %.4f wide, run %d's alone %.4f", wl, f.hi-f.lo, i+1, a.hi-a.lo)
+			}
+			if a.delta < f.lo || a.delta > f.hi {
+				t.Errorf("%s: run %d's estimate %.4f outside the pooled interval %.4f-%.4f", wl, i+1, a.delta, f.lo, f.hi)
+			}
 		}
 	}
 }
