@@ -98,6 +98,10 @@ func main() {
 			if run, err = readRows(name, false); err != nil {
 				break
 			}
+			if len(run) == 0 {
+				err = fmt.Errorf("%s: no probes", name)
+				break
+			}
 			for i := range run {
 				run[i].run = r
 			}
