@@ -523,13 +523,12 @@ func report(w io.Writer, ps []probe, names []string) error {
 				run = append(run, p)
 			}
 		}
+		indent := ""
 		if len(names) > 1 {
-			fmt.Fprintf(w, "run %d, %s:\n  ", r+1, name)
+			fmt.Fprintf(w, "run %d, %s:\n", r+1, name)
+			indent = "  "
 		}
-		for i, c := range []string{"pgceiling", "pgbench"} {
-			if i > 0 && len(names) > 1 {
-				fmt.Fprint(w, "  ")
-			}
+		for _, c := range []string{"pgceiling", "pgbench"} {
 			mine := of(run, c)
 			pass := 0
 			for _, p := range mine {
@@ -542,7 +541,7 @@ func report(w io.Writer, ps []probe, names []string) error {
 			if n > 0 {
 				est = fmt.Sprintf("geometric mean of its %d reversal rates after the second: %.0f tx/s", n, rm)
 			}
-			fmt.Fprintf(w, "%-9s %d probes, %d passed, %d reversals; %s\n", c, len(mine), pass, reversals(mine), est)
+			fmt.Fprintf(w, "%s%-9s %d probes, %d passed, %d reversals; %s\n", indent, c, len(mine), pass, reversals(mine), est)
 		}
 	}
 	f, err := fit(ps)
