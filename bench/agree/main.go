@@ -173,6 +173,17 @@ func of(ps []probe, client string) []probe {
 	return mine
 }
 
+// ofRun returns the run's probes, in order.
+func ofRun(ps []probe, run int) []probe {
+	var mine []probe
+	for _, p := range ps {
+		if p.run == run {
+			mine = append(mine, p)
+		}
+	}
+	return mine
+}
+
 // reversals counts the changes of verdict along one client's probes.
 func reversals(mine []probe) int {
 	n := 0
@@ -387,13 +398,7 @@ func fit(ps []probe) (fitted, error) {
 	ps = renumber(ps)
 	nruns, _ := layout(ps)
 	for r := range nruns {
-		var mine []probe
-		for _, p := range ps {
-			if p.run == r {
-				mine = append(mine, p)
-			}
-		}
-		if err := usable(mine); err != nil {
+		if err := usable(ofRun(ps, r)); err != nil {
 			if nruns > 1 {
 				err = fmt.Errorf("run %d: %w", r+1, err)
 			}
@@ -517,12 +522,7 @@ func edge(within func(float64) bool, in, out float64) (float64, bool) {
 // report prints each run's staircases and the fit; names are the runs' rows files.
 func report(w io.Writer, ps []probe, names []string) error {
 	for r, name := range names {
-		var run []probe
-		for _, p := range ps {
-			if p.run == r {
-				run = append(run, p)
-			}
-		}
+		run := ofRun(ps, r)
 		indent := ""
 		if len(names) > 1 {
 			fmt.Fprintf(w, "run %d, %s:\n", r+1, name)
