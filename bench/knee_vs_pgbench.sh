@@ -121,7 +121,7 @@ PY
 # scheduled start (-R). Prints the bad share and the counts.
 pgprobe() {
   prepare "$1" "$2"
-  bench_pgbench "$2" "$1" "${pin[@]}"
+  bench_pgbench "$2" "$1" "" "${pin[@]}"
   python3 "$root/bench/pgblog.py" "$warm" "$work"/pgblog*
 }
 

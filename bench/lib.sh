@@ -75,37 +75,43 @@ bench_pin_server() {
   for p in $(pgrep -u postgres); do taskset -a -p -c "$c" "$p" >/dev/null; done
 }
 
-# bench_pgbench RATE WORKLOAD [PREFIX...]: one pgbench probe as the agreement scripts run it
-# (`-n -M prepared -c $conns -j 1 -R RATE --latency-limit 1000 -T $warm+$secs`, every
-# transaction logged to $work/pgblog*, bench/pgbench/WORKLOAD.sql), the command run under
-# PREFIX (taskset, /usr/bin/time); count the log with bench/pgblog.py. Uses $conns,
-# $warm, $secs, $dsn, $root and $work; pgbench's own exit status is ignored (a probe
-# whose transactions all fail is judged from its log).
+# bench_pgbench RATE WORKLOAD SEED [PREFIX...]: one pgbench probe as the agreement scripts
+# run it (`-n -M prepared -c $conns -j 1 -R RATE --latency-limit 1000 -T $warm+$secs`, every
+# transaction logged to $work/pgblog*, bench/pgbench/WORKLOAD.sql, --random-seed SEED
+# unless SEED is empty: then pgbench's own, from the clock), the command run under PREFIX
+# (taskset, /usr/bin/time); count the log with bench/pgblog.py. Uses $conns, $warm, $secs,
+# $dsn, $root and $work; pgbench's own exit status is ignored (a probe whose transactions
+# all fail is judged from its log).
 bench_pgbench() {
-  local rate="$1" wl="$2"
-  shift 2
+  local rate="$1" wl="$2" seed=()
+  [ -z "$3" ] || seed=(--random-seed "$3")
+  shift 3
   rm -f "$work"/pgblog*
-  "$@" pgbench -n -M prepared -c "$conns" -j 1 -R "$rate" --latency-limit 1000 -T "$((warm + secs))" -l \
+  "$@" pgbench -n -M prepared -c "$conns" -j 1 -R "$rate" --latency-limit 1000 -T "$((warm + secs))" -l "${seed[@]}" \
     --log-prefix="$work/pgblog" -f "$root/bench/pgbench/$wl.sql" "$dsn" >"$work/pgb.out" 2>"$work/pgb.err" || true
 }
 
-# bench_client_probe CLIENT RATE WORKLOAD: one probe of the agreement scripts by CLIENT
+# bench_client_probe CLIENT RATE WORKLOAD SEED: one probe of the agreement scripts by CLIENT
 # (pgceiling or pgbench) at RATE tx/s of WORKLOAD (synchronous_commit on), on data the
 # caller prepared as pgceiling prepares its own probes (bench/benchpg -rate RATE -workload
 # WORKLOAD: restore to $work/baseline.json, back-fill oltp's fraud window at RATE,
 # CHECKPOINT); the client runs under "${pin[@]}" and /usr/bin/time (its CPU to $work/time). pgceiling:
-# `pgceiling run --engine loop --threads 1 --pool-wait 1s`; pgbench: bench_pgbench. Prints
+# `pgceiling run --engine loop --threads 1 --pool-wait 1s --seed SEED`; pgbench: bench_pgbench
+# with --random-seed SEED. Give every probe its own SEED: `pgceiling run` seeds its arrivals
+# and key choices with 1 unless told, so probes without one replay one draw of arrival
+# times and wallets (scaled to the rate) and are not independent trials, while pgbench
+# draws afresh in every run by default (a staircase fit assumes independent probes). Prints
 # one line over the measured seconds (after $warm): committed/s, the bad share by pgbench's
 # rule (skipped or rejected + failed + late, late = a latency over 1 s from the scheduled
 # start, over all scheduled), p50 and p99 of that latency in ms, and the transactions the
 # client committed in the whole run (warm-up included, for CPU per transaction). Uses
 # $dsn, $work, $root, $conns, $warm, $secs and the array pin.
 bench_client_probe() {
-  local client="$1" rate="$2" wl="$3" bad processed crate p50 p99 all
+  local client="$1" rate="$2" wl="$3" seed="$4" bad processed crate p50 p99 all
   if [ "$client" = pgceiling ]; then
     "${pin[@]}" /usr/bin/time -f "%U %S" -o "$work/time" "$work/pgceiling" run --dsn "$dsn" --workload "$wl" --sync-commit on \
       --rate "$rate" --warmup "${warm}s" --duration "${secs}s" --conns "$conns" --pool-wait 1s --engine loop --threads 1 \
-      --no-backfill --json "$work/run.json" >/dev/null 2>"$work/run.err" || { [ -s "$work/run.json" ] || { cat "$work/run.err" >&2; return 1; }; }
+      --seed "$seed" --no-backfill --json "$work/run.json" >/dev/null 2>"$work/run.err" || { [ -s "$work/run.json" ] || { cat "$work/run.err" >&2; return 1; }; }
     python3 - "$work/run.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))["sweeps"][0]["probes"][0]
@@ -113,7 +119,7 @@ bad = sum(p["failed"].values()) + p["rejected"] + p.get("late", 0)
 print(f'{p["achieved_rate"]:.1f} {bad / p["scheduled"] if p["scheduled"] else 1:.6f} {p["latency_ms"]["p50"]:.1f} {p["latency_ms"]["p99"]:.1f} {sum(x["committed"] for x in p["series"])}')
 PY
   else
-    bench_pgbench "$rate" "$wl" "${pin[@]}" /usr/bin/time -f "%U %S" -o "$work/time"
+    bench_pgbench "$rate" "$wl" "$seed" "${pin[@]}" /usr/bin/time -f "%U %S" -o "$work/time"
     read -r bad processed _ _ _ p50 p99 crate < <(python3 "$root/bench/pgblog.py" "$warm" "$work"/pgblog*)
     all="$(cat "$work"/pgblog* | awk '$3 != "skipped" && $3 != "failed"' | wc -l)"
     echo "$crate $bad $p50 $p99 $all"

@@ -14,6 +14,9 @@
 # share (/proc/stat, the whole run). Then the mean per client and the ratio
 # pgceiling / pgbench of committed rate and p99.
 #
+# Pair i's runs use seed i on both sides (pgceiling run --seed, pgbench --random-seed), so
+# repeated runs are fresh draws of arrivals and keys, not one draw replayed.
+#
 # Equal CPU budgets: each client pinned to core --cpu (default 1, "" for no pinning),
 # pgbench with -j 1 like pgceiling's loop engine (--threads 1). --server-cpu C pins the
 # throwaway server (its postmaster and every process it has; new backends inherit) to
@@ -56,12 +59,12 @@ echo "$(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo |
 echo "$w, synchronous_commit=on, $rate tx/s, ${warm}s warm-up + ${secs}s, $conns connections, $rows rows, clients pinned to core ${cpu:-none}, server to ${scpu:-none}"
 
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
-# one CLIENT: a prepared run; appends "client committed/s bad p50 p99 cpu_ms_per_tx busy" to $work/rows.
+# one CLIENT SEED: a prepared run; appends "client committed/s bad p50 p99 cpu_ms_per_tx busy" to $work/rows.
 one() {
-  local client="$1" b0 b1 line
+  local client="$1" seed="$2" b0 b1 line
   "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$rate" -workload "$w" || exit 1
   b0="$(busy)"
-  line="$(bench_client_probe "$client" "$rate" "$w")" || exit 1
+  line="$(bench_client_probe "$client" "$rate" "$w" "$seed")" || exit 1
   b1="$(busy)"
   python3 - "$client" "$line" "$(cat "$work/time")" "$b0" "$b1" <<'PY' | tee -a "$work/rows"
 import sys
@@ -77,7 +80,7 @@ PY
 
 echo "client    commit/s  bad share  p50 ms   p99 ms  cpu ms/tx host busy %"
 for i in $(seq 1 "$pairs"); do
-  if [ $((i % 2)) = 1 ]; then one pgceiling; one pgbench; else one pgbench; one pgceiling; fi
+  if [ $((i % 2)) = 1 ]; then one pgceiling "$i"; one pgbench "$i"; else one pgbench "$i"; one pgceiling "$i"; fi
 done
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -restore
 python3 - "$work/rows" <<'PY'

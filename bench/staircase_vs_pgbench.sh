@@ -21,9 +21,14 @@
 # --latency-limit 1000` for --warmup + --seconds. One rule for both: a probe passes when
 # at most 0.1 % of the transactions due after the warm-up were skipped or rejected, failed,
 # or committed over 1 s after their scheduled start (pgbench's rule; pgceiling's `late`
-# commits count). Equal CPU budgets: each client pinned to core --cpu (default 1, ""
-# for none); --server-cpu C pins the throwaway server to core C, so the clients do not
-# share a core with its backends (which widened pgbench's tail 4-8x when they did).
+# commits count). Pair i's probes run with seed --seed + i - 1 on both sides (pgceiling
+# run --seed, pgbench --random-seed), so every probe is a fresh draw of arrivals and
+# wallets, as the fit assumes; the runs of 2026-12-07 before 14:00 UTC gave pgceiling none
+# (its default, 1, in every probe: one draw replayed, scaled to the rate) while pgbench
+# drew afresh (docs/figures.md, "Agreement with pgbench"). Equal CPU budgets: each client
+# pinned to core --cpu (default 1, "" for none); --server-cpu C pins the throwaway server
+# to core C, so the clients do not share a core with its backends (which widened
+# pgbench's tail 4-8x when they did).
 #
 # Steal: the machine's /proc/stat is logged every second, and each row records the highest
 # share of its CPU the hypervisor gave other guests over any 5 s of the probe. A second
@@ -42,13 +47,13 @@
 #
 # Usage: bench/staircase_vs_pgbench.sh [--dsn DSN] [--workloads "oltp transfer"]
 #        [--start 1600] [--step 0.04] [--pairs 40] [--seconds 30] [--warmup 10] [--conns 8]
-#        [--rows 1000000] [--cpu 1] [--server-cpu C] [--out DIR]
+#        [--rows 1000000] [--cpu 1] [--server-cpu C] [--seed 1] [--out DIR]
 # A smoke run: bench/staircase_vs_pgbench.sh --workloads oltp --start 300 --pairs 3
 #        --seconds 3 --warmup 1 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/bench/lib.sh"
-dsn="" wls="oltp transfer" start=1600 step=0.04 pairs=40 secs=30 warm=10 conns=8 rows=1000000 cpu=1 scpu="" out=""
+dsn="" wls="oltp transfer" start=1600 step=0.04 pairs=40 secs=30 warm=10 conns=8 rows=1000000 cpu=1 scpu="" out="" seed=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -63,6 +68,7 @@ while [ $# -gt 0 ]; do
     --cpu) cpu="$2"; shift 2 ;;
     --server-cpu) scpu="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
     -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "staircase_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -71,6 +77,7 @@ for wl in $wls; do
   case "$wl" in oltp|transfer) ;; *) echo "staircase_vs_pgbench: --workloads takes oltp and transfer, not $wl" >&2; exit 2 ;; esac
 done
 case "$pairs" in ''|*[!0-9]*|0|1) echo "staircase_vs_pgbench: --pairs must be a whole number of at least 2, not $pairs" >&2; exit 2 ;; esac
+case "$seed" in ''|*[!0-9]*) echo "staircase_vs_pgbench: --seed must be a whole number, not $seed" >&2; exit 2 ;; esac
 for tool in pgbench /usr/bin/time python3 go; do
   command -v "$tool" >/dev/null || { echo "staircase_vs_pgbench: $tool not found" >&2; exit 2; }
 done
@@ -99,7 +106,7 @@ for wl in $wls; do
       rate="$("$work/agree" next -rows "$rowsf" -client "$client" -start "$start" -step "$step")"
       "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$rate" -workload "$wl" || exit 1
       t0="$(date +%s)"
-      read -r crate bad p50 p99 _ < <(bench_client_probe "$client" "$rate" "$wl") || exit 1
+      read -r crate bad p50 p99 _ < <(bench_client_probe "$client" "$rate" "$wl" "$((seed + i - 1))") || exit 1
       steal="$(bench_steal_max "$t0" "$(date +%s)")"
       pass="$(python3 -c "import sys; print(1 if float(sys.argv[1]) <= 0.001 else 0)" "$bad")"
       echo "$i $client $rate $pass $crate $bad $p50 $p99 $steal" >>"$rowsf"
