@@ -164,20 +164,19 @@ func parseRows(r io.Reader) ([]probe, error) {
 
 // of returns the client's probes, in order.
 func of(ps []probe, client string) []probe {
-	var mine []probe
-	for _, p := range ps {
-		if p.client == client {
-			mine = append(mine, p)
-		}
-	}
-	return mine
+	return where(ps, func(p probe) bool { return p.client == client })
 }
 
 // ofRun returns the run's probes, in order.
 func ofRun(ps []probe, run int) []probe {
+	return where(ps, func(p probe) bool { return p.run == run })
+}
+
+// where returns the probes keep accepts, in order.
+func where(ps []probe, keep func(probe) bool) []probe {
 	var mine []probe
 	for _, p := range ps {
-		if p.run == run {
+		if keep(p) {
 			mine = append(mine, p)
 		}
 	}
