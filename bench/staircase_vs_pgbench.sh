@@ -23,11 +23,11 @@
 # or committed over 1 s after their scheduled start (pgbench's rule; pgceiling's `late`
 # commits count). Pair i's probes run with seed --seed + i - 1 on both sides (pgceiling
 # run --seed, pgbench --random-seed), so every probe is a fresh draw of arrivals and
-# wallets, as the fit assumes; the runs of 2026-12-07 before 14:00 UTC gave pgceiling none
-# (its default, 1, in every probe: one draw replayed, scaled to the rate) while pgbench
-# drew afresh (docs/figures.md, "Agreement with pgbench"). Equal CPU budgets: each client
-# pinned to core --cpu (default 1, "" for none); --server-cpu C pins the throwaway server
-# to core C, so the clients do not share a core with its backends (which widened
+# wallets, as the fit assumes; the runs before commit 1fa7967 (2026-12-07) gave pgceiling
+# none (its default, 1, in every probe: one draw replayed, scaled to the rate) while
+# pgbench drew afresh (docs/figures.md, "Agreement with pgbench"). Equal CPU budgets: each
+# client pinned to core --cpu (default 1, "" for none); --server-cpu C pins the throwaway
+# server to core C, so the clients do not share a core with its backends (which widened
 # pgbench's tail 4-8x when they did).
 #
 # Steal: the machine's /proc/stat is logged every second, and each row records the highest
