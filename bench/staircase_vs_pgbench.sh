@@ -36,6 +36,12 @@
 # one of the 12 `oltp` probes with such a burst failed, against 26 of the 68 others
 # (docs/figures.md, "Agreement with pgbench").
 #
+# A/A check: --aa CLIENT runs CLIENT (pgbench or pgceiling) in both staircases, the rows
+# keeping the names pgceiling and pgbench for the first and the second staircase, with the
+# second staircase's seeds 1,000,000 higher so the two draw independently (as two different
+# clients do). The fitted ratio should then be 1 within its interval; a ratio away from 1
+# is a bias of the method (order, staircase or fit), not of a client.
+#
 # Runs pool: `go run ./bench/agree fit RUN1/rows-oltp RUN2/rows-oltp ...` fits one ratio
 # to several runs' rows, each run with its own level, drift and slope (this machine's
 # speed moves 20-30 % between sessions), so sessions of 40 pairs add up.
@@ -47,13 +53,13 @@
 #
 # Usage: bench/staircase_vs_pgbench.sh [--dsn DSN] [--workloads "oltp transfer"]
 #        [--start 1600] [--step 0.04] [--pairs 40] [--seconds 30] [--warmup 10] [--conns 8]
-#        [--rows 1000000] [--cpu 1] [--server-cpu C] [--seed 1] [--out DIR]
+#        [--rows 1000000] [--cpu 1] [--server-cpu C] [--seed 1] [--aa CLIENT] [--out DIR]
 # A smoke run: bench/staircase_vs_pgbench.sh --workloads oltp --start 300 --pairs 3
 #        --seconds 3 --warmup 1 --rows 20000
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 . "$root/bench/lib.sh"
-dsn="" wls="oltp transfer" start=1600 step=0.04 pairs=40 secs=30 warm=10 conns=8 rows=1000000 cpu=1 scpu="" out="" seed=1
+dsn="" wls="oltp transfer" start=1600 step=0.04 pairs=40 secs=30 warm=10 conns=8 rows=1000000 cpu=1 scpu="" out="" seed=1 aa=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dsn) dsn="$2"; shift 2 ;;
@@ -69,6 +75,7 @@ while [ $# -gt 0 ]; do
     --server-cpu) scpu="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
+    --aa) aa="$2"; shift 2 ;;
     -h|--help) bench_help "$0"; exit 0 ;;
     *) echo "staircase_vs_pgbench: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -77,6 +84,7 @@ for wl in $wls; do
   case "$wl" in oltp|transfer) ;; *) echo "staircase_vs_pgbench: --workloads takes oltp and transfer, not $wl" >&2; exit 2 ;; esac
 done
 case "$pairs" in ''|*[!0-9]*|0|1) echo "staircase_vs_pgbench: --pairs must be a whole number of at least 2, not $pairs" >&2; exit 2 ;; esac
+case "$aa" in ''|pgbench|pgceiling) ;; *) echo "staircase_vs_pgbench: --aa takes pgbench or pgceiling, not $aa" >&2; exit 2 ;; esac
 case "$seed" in ''|*[!0-9]*) echo "staircase_vs_pgbench: --seed must be a whole number, not $seed" >&2; exit 2 ;; esac
 for tool in pgbench /usr/bin/time python3 go; do
   command -v "$tool" >/dev/null || { echo "staircase_vs_pgbench: $tool not found" >&2; exit 2; }
@@ -93,6 +101,7 @@ pin=()
 bench_pin_server "$scpu"
 "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -take || exit 1
 echo "$(date -u +%FT%TZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); commit $(git -C "$root" rev-parse --short HEAD)"
+[ -z "$aa" ] || echo "A/A check: both staircases run $aa (rows: pgceiling = the first staircase, pgbench = the second, its seeds +1000000)"
 echo "synchronous_commit=on, ${warm}s warm-up + ${secs}s, $conns connections, $rows rows, start $start tx/s, step $step, $pairs pairs; clients pinned to core ${cpu:-none}, server to ${scpu:-none}"
 
 for wl in $wls; do
@@ -106,7 +115,12 @@ for wl in $wls; do
       rate="$("$work/agree" next -rows "$rowsf" -client "$client" -start "$start" -step "$step")"
       "$work/benchpg" -dsn "$dsn" -baseline "$work/baseline.json" -rate "$rate" -workload "$wl" || exit 1
       t0="$(date +%s)"
-      read -r crate bad p50 p99 _ < <(bench_client_probe "$client" "$rate" "$wl" "$((seed + i - 1))") || exit 1
+      runs="$client" pseed="$((seed + i - 1))"
+      if [ -n "$aa" ]; then
+        runs="$aa"
+        [ "$client" = pgbench ] && pseed="$((pseed + 1000000))"
+      fi
+      read -r crate bad p50 p99 _ < <(bench_client_probe "$runs" "$rate" "$wl" "$pseed") || exit 1
       steal="$(bench_steal_max "$t0" "$(date +%s)")"
       pass="$(python3 -c "import sys; print(1 if float(sys.argv[1]) <= 0.001 else 0)" "$bad")"
       echo "$i $client $rate $pass $crate $bad $p50 $p99 $steal" >>"$rowsf"
