@@ -56,6 +56,10 @@ type Row struct {
 	P99Change  float64
 	// Overlap: both knees have intervals and they overlap (the change may be noise).
 	Overlap, HaveIntervals bool
+	// Repeatable: both intervals record where a repeat's estimate lands (HaveRepeats,
+	// result.Interval.RepeatLo) and each run's estimate lies inside the other's: what two
+	// runs of an unchanged server do 9 times in 10 with 90 % intervals.
+	Repeatable, HaveRepeats bool
 	// Broken lists the gates this row broke, one line each.
 	Broken []string
 }
@@ -105,6 +109,10 @@ func Compare(a, b *result.File, nameA, nameB string, opt Options) (*Comparison, 
 		r.RateChange, r.P99Change = change(r.A.Rate, r.B.Rate), change(r.A.P99Ms, r.B.P99Ms)
 		if ia, ib := r.A.Interval, r.B.Interval; ia != nil && ib != nil {
 			r.HaveIntervals, r.Overlap = true, ia.Overlaps(ib)
+			if ia.HasRepeat() && ib.HasRepeat() {
+				r.HaveRepeats = true
+				r.Repeatable = ia.RepeatContains(ib.Midpoint) && ib.RepeatContains(ia.Midpoint)
+			}
 		}
 		r.Broken = gates(&r, c.Kind, opt)
 		for _, br := range r.Broken {

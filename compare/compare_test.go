@@ -398,3 +398,49 @@ func TestCompareFlush(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareRepeat: with repeat intervals on both sides a row says whether each run's
+// estimate lies inside the other's (what two runs of an unchanged server do 9 times in
+// 10), and a file from before they were recorded shows no such row.
+func TestCompareRepeat(t *testing.T) {
+	withRepeat := func(f *result.File, mid float64) {
+		iv := *f.Sweeps[0].Interval
+		iv.Midpoint, iv.Lo, iv.Hi, iv.RepeatLo, iv.RepeatHi = mid, mid*0.93, mid*1.07, mid*0.9, mid*1.1
+		f.Sweeps[0].Interval = &iv
+	}
+	for _, tc := range []struct {
+		name       string
+		aMid, bMid float64 // 0: the fixture's interval as recorded (no repeat)
+		have, want bool
+		text       string
+	}{
+		{"estimates 5 % apart", 1000, 1050, true, true, "each inside"},
+		{"estimates 15 % apart", 1000, 1150, true, false, "an estimate outside"},
+		{"one side without a repeat interval", 1000, 0, false, false, ""},
+	} {
+		a, b := fixture(t, "search.json"), fixture(t, "search.json")
+		if a.Sweeps[0].Interval == nil {
+			t.Fatal("fixture search.json: sweep 0 has no interval")
+		}
+		withRepeat(a, tc.aMid)
+		if tc.bMid > 0 {
+			withRepeat(b, tc.bMid)
+		}
+		c, err := Compare(a, b, "a", "b", NoGates)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.Rows[0]
+		if r.HaveRepeats != tc.have || r.Repeatable != tc.want {
+			t.Errorf("%s: HaveRepeats %v, Repeatable %v; want %v, %v", tc.name, r.HaveRepeats, r.Repeatable, tc.have, tc.want)
+		}
+		var out bytes.Buffer
+		if err := c.WriteText(&out, 200, true); err != nil {
+			t.Fatal(err)
+		}
+		has := strings.Contains(out.String(), "a repeat lands")
+		if has != tc.have || (tc.text != "" && !strings.Contains(out.String(), tc.text)) {
+			t.Errorf("%s: text has the repeat row %v (want %v), with %q:\n%s", tc.name, has, tc.have, tc.text, out.String())
+		}
+	}
+}

@@ -121,6 +121,16 @@ func (c *Comparison) rowFigures(r *Row) [][]string {
 	}
 	add("knee", val(r.A, knee), val(r.B, knee), signed(r.RateChange))
 	add("interval", val(r.A, iv), val(r.B, iv), overlap)
+	if r.HaveRepeats {
+		rep := func(s Side) string {
+			return fmt.Sprintf("%s-%s, estimate %s", rate(s.Interval.RepeatLo), rate(s.Interval.RepeatHi), rate(s.Interval.Midpoint))
+		}
+		both := "an estimate outside"
+		if r.Repeatable {
+			both = "each inside"
+		}
+		add("a repeat lands", val(r.A, rep), val(r.B, rep), both)
+	}
 	add("bracket", val(r.A, br), val(r.B, br), "")
 	add("p99 at knee", val(r.A, func(s Side) string { return msOrDash(s.P99Ms) }), val(r.B, func(s Side) string { return msOrDash(s.P99Ms) }), signed(r.P99Change))
 	add("probes", val(r.A, func(s Side) string { return fmt.Sprint(s.Probes) }), val(r.B, func(s Side) string { return fmt.Sprint(s.Probes) }), "")

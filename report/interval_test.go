@@ -43,6 +43,14 @@ func TestKneeWithInterval(t *testing.T) {
 	if notes := kneeNotes(above); len(notes) == 0 || !strings.Contains(notes[0], "each probe start and checkpoint a chance to collapse worth 85.2 s of steady running") {
 		t.Errorf("kneeNotes(event weight 85.2 s) = %q; want the weight named", notes)
 	}
+	if notes := kneeNotes(above); len(notes) == 0 || strings.Contains(notes[0], "a repeat") {
+		t.Errorf("kneeNotes(no repeat interval recorded) = %q; want no word of a repeat", notes)
+	}
+	above.Interval.RepeatLo, above.Interval.RepeatHi = 1549.6, 2001 // where a second run's estimate lands
+	if notes := kneeNotes(above); len(notes) == 0 ||
+		!strings.Contains(notes[0], "a repeat of this search on the unchanged server puts that estimate in 1,550-2,001 tx/s (90 %)") {
+		t.Errorf("kneeNotes(repeat interval 1,550-2,001) = %q; want it named", notes)
+	}
 	s.Interval = nil // no interval: the knee as it was, nothing invented
 	if got, want := kneeWithInterval(s, " tx/s"), "3,080 tx/s"; got != want {
 		t.Errorf("kneeWithInterval without an interval = %q, want %q", got, want)

@@ -545,6 +545,10 @@ func kneeNotes(s *result.Sweep) []string {
 		if iv.EventS > 0 {
 			fit += fmt.Sprintf(", each probe start and checkpoint a chance to collapse worth %s of steady running", secs(iv.EventS))
 		}
+		if iv.HasRepeat() && iv.Midpoint > 0 {
+			fit += fmt.Sprintf("; a repeat of this search on the unchanged server puts that estimate in %s-%s%s (%s %%)",
+				rate(iv.RepeatLo), rate(iv.RepeatHi), unit(s.Workload), num(iv.Level*100, 0))
+		}
 		n += "; " + fit
 		switch {
 		case kneeBelow(s):

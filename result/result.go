@@ -562,10 +562,27 @@ type Interval struct {
 	// seconds of steady running: the collapse chance each brings (0: none beyond the
 	// seconds; left out in files from before it was fitted).
 	EventS float64 `json:"event_s,omitempty"`
+	// RepeatLo and RepeatHi are where a second run of the same search on the same,
+	// unchanged server puts its estimate (Midpoint) with the interval's Level: the profile
+	// likelihood cut at twice Lo-Hi's threshold, about √2 times as wide, since the
+	// difference of two equally precise estimates has twice one's variance (Lo-Hi itself
+	// holds the next run's estimate only about 3 times in 4). 0 in files from before it was
+	// recorded.
+	RepeatLo float64 `json:"repeat_lo,omitempty"`
+	RepeatHi float64 `json:"repeat_hi,omitempty"`
 }
 
 // Contains says whether rate lies inside the interval, its ends included.
 func (iv *Interval) Contains(rate float64) bool { return rate >= iv.Lo && rate <= iv.Hi }
+
+// HasRepeat says whether the interval records where a second run's estimate falls.
+func (iv *Interval) HasRepeat() bool { return iv.RepeatHi > 0 && iv.RepeatHi >= iv.RepeatLo }
+
+// RepeatContains says whether rate lies inside the repeat interval (RepeatLo-RepeatHi),
+// its ends included; false when it was not recorded.
+func (iv *Interval) RepeatContains(rate float64) bool {
+	return iv.HasRepeat() && rate >= iv.RepeatLo && rate <= iv.RepeatHi
+}
 
 // Overlaps says whether the two intervals share a rate: how two runs of one server are
 // read (two correct 90 % intervals overlap about 98 times in 100).

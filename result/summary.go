@@ -60,6 +60,9 @@ type IntervalBrief struct {
 	LoTxS float64 `json:"lo_tx_s"`
 	HiTxS float64 `json:"hi_tx_s"`
 	Level float64 `json:"level"` // e.g. 0.9
+	// RepeatLoTxS and RepeatHiTxS: where a repeat's estimate lands (Interval.RepeatLo).
+	RepeatLoTxS float64 `json:"repeat_lo_tx_s,omitempty"`
+	RepeatHiTxS float64 `json:"repeat_hi_tx_s,omitempty"`
 }
 
 // RunBrief is the probe of a run in the summary.
@@ -146,7 +149,7 @@ func BriefOf(sw *Sweep) SweepBrief {
 		BracketHiTxS: sw.Bracket.Hi, Converged: sw.Converged, Bottleneck: sw.Bottleneck, BottleneckTxS: sw.BottleneckRate,
 		Probes: len(sw.Probes), ProbeMinutes: sw.ProbeMinutes, Stop: sw.Stop}
 	if iv := sw.Interval; iv != nil {
-		b.Interval = &IntervalBrief{LoTxS: iv.Lo, HiTxS: iv.Hi, Level: iv.Level}
+		b.Interval = &IntervalBrief{LoTxS: iv.Lo, HiTxS: iv.Hi, Level: iv.Level, RepeatLoTxS: iv.RepeatLo, RepeatHiTxS: iv.RepeatHi}
 	}
 	if k := sw.KneeProbe(); k != nil {
 		b.P99AtKneeMs, b.AchievedAtKneeTx = k.Latency.P99, k.AchievedRate

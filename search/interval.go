@@ -123,12 +123,12 @@ func kneeInterval(probes []result.Probe, window float64, grid []float64) *result
 			}
 		}
 	}
-	lo, mid, hi, theta, ok := c.fit(rates)
+	f, ok := c.fit(rates)
 	if !ok {
 		return nil
 	}
-	return &result.Interval{Lo: lo, Hi: hi, Level: IntervalLevel, Midpoint: mid, Method: IntervalMethod,
-		Probes: len(rates), WindowS: window, EventS: theta}
+	return &result.Interval{Lo: f.lo, Hi: f.hi, Level: IntervalLevel, Midpoint: f.mid, Method: IntervalMethod,
+		Probes: len(rates), WindowS: window, EventS: f.theta, RepeatLo: f.repeatLo, RepeatHi: f.repeatHi}
 }
 
 // detectionDelay is how long, at most, a cut-short probe's cut came after the collapse it
@@ -351,10 +351,16 @@ func goldenMax(f func(float64) float64, a, c float64, iter int) (x, fx float64) 
 	return x2, f2
 }
 
-// fit standardizes rates into c.x and returns the interval and the estimate (in rates)
-// of the model, within [min / 2, 2 max], and the θ of the estimate; ok is false when no
-// fit exists.
-func (c *collapses) fit(rates []float64) (lo, mid, hi, theta float64, ok bool) {
+// fitted is a fit's result in rates: the interval, the estimate, the repeat interval
+// (result.Interval.RepeatLo) and the θ of the estimate.
+type fitted struct {
+	lo, mid, hi, repeatLo, repeatHi, theta float64
+}
+
+// fit standardizes rates into c.x and returns the interval, the estimate and the repeat
+// interval (in rates) of the model, within [min / 2, 2 max], and the θ of the estimate; ok
+// is false when no fit exists.
+func (c *collapses) fit(rates []float64) (fitted, bool) {
 	rmin, rmax := slices.Min(rates), slices.Max(rates)
 	mean, sc := stat.PopMeanStdDev(rates, nil)
 	if sc <= 0 {
@@ -365,16 +371,31 @@ func (c *collapses) fit(rates []float64) (lo, mid, hi, theta float64, ok bool) {
 		c.x[i] = (r - mean) / sc
 	}
 	prof := func(m float64) float64 { v, _ := c.profile(m); return v }
-	xl, xm, xh, ok := profileInterval(prof, (rmin/2-mean)/sc, (2*rmax-mean)/sc)
-	_, theta = c.profile(xm)
-	return mean + sc*xl, mean + sc*xm, mean + sc*xh, theta, ok
+	iv, ok := profileInterval(prof, (rmin/2-mean)/sc, (2*rmax-mean)/sc)
+	if !ok {
+		return fitted{}, false
+	}
+	_, theta := c.profile(iv.best)
+	at := func(x float64) float64 { return mean + sc*x }
+	return fitted{lo: at(iv.lo), mid: at(iv.best), hi: at(iv.hi), repeatLo: at(iv.repeatLo), repeatHi: at(iv.repeatHi),
+		theta: theta}, true
+}
+
+// profiled is profileInterval's result, in the profile's units.
+type profiled struct {
+	lo, best, hi       float64
+	repeatLo, repeatHi float64
 }
 
 // profileInterval maximizes the profile log-likelihood prof over [xlo, xhi] (a grid, then
 // golden section around the best grid point) and returns the IntervalLevel interval —
-// every x within the χ²₁ quantile's half of the best — with the maximum; ok is false when
-// prof is −∞ everywhere.
-func profileInterval(prof func(float64) float64, xlo, xhi float64) (lo, best, hi float64, ok bool) {
+// every x within the χ²₁ quantile's half of the best — with the maximum, and the repeat
+// interval: every x within twice that. A second, independent run whose estimate is as
+// precise as this one's differs from it by √2 times one estimate's spread, so where the
+// profile is quadratic (estimates near normal) its estimate falls inside the cut at twice
+// the threshold, √2 times as wide, with the interval's level (result.Interval.RepeatLo).
+// ok is false when prof is −∞ everywhere.
+func profileInterval(prof func(float64) float64, xlo, xhi float64) (profiled, bool) {
 	const grid = 40
 	step := (xhi - xlo) / grid
 	at := func(i int) float64 { return xlo + float64(i)*step }
@@ -387,39 +408,45 @@ func profileInterval(prof func(float64) float64, xlo, xhi float64) (lo, best, hi
 		}
 	}
 	if math.IsInf(vals[kBest], -1) {
-		return 0, 0, 0, false
+		return profiled{}, false
 	}
 	mBest, vBest := goldenMax(prof, at(max(kBest-1, 0)), at(min(kBest+1, grid)), 25)
 	if vals[kBest] > vBest {
 		mBest, vBest = at(kBest), vals[kBest]
 	}
-	crit := distuv.ChiSquared{K: 1}.Quantile(IntervalLevel) / 2 // on the log-likelihood scale
-	in := func(m float64) bool { return vBest-prof(m) <= crit }
-	// The outermost grid points within the cut-off (or, when the peak is narrower than a
-	// step, none: mBest alone is inside), then bisection from the inside to the grid point
-	// beyond, which is outside.
-	first, last := -1, -1
-	for i, v := range vals {
-		if vBest-v <= crit {
-			if first < 0 {
-				first = i
+	// cut is the set of x within crit of the best: the outermost grid points within it
+	// (or, when the peak is narrower than a step, none: mBest alone is inside), then
+	// bisection from the inside to the grid point beyond, which is outside.
+	cut := func(crit float64) (float64, float64) {
+		in := func(m float64) bool { return vBest-prof(m) <= crit }
+		first, last := -1, -1
+		for i, v := range vals {
+			if vBest-v <= crit {
+				if first < 0 {
+					first = i
+				}
+				last = i
 			}
-			last = i
 		}
+		xl, xh := mBest, mBest
+		left, right := int(math.Floor((mBest-xlo)/step)), int(math.Ceil((mBest-xlo)/step)) // outside
+		if first >= 0 {
+			xl, xh = min(at(first), mBest), max(at(last), mBest)
+			left, right = first-1, last+1
+		}
+		if left >= 0 {
+			xl = crossing(in, at(left), xl)
+		}
+		if right <= grid {
+			xh = crossing(in, at(right), xh)
+		}
+		return xl, xh
 	}
-	xl, xh := mBest, mBest
-	left, right := int(math.Floor((mBest-xlo)/step)), int(math.Ceil((mBest-xlo)/step)) // outside
-	if first >= 0 {
-		xl, xh = min(at(first), mBest), max(at(last), mBest)
-		left, right = first-1, last+1
-	}
-	if left >= 0 {
-		xl = crossing(in, at(left), xl)
-	}
-	if right <= grid {
-		xh = crossing(in, at(right), xh)
-	}
-	return xl, mBest, xh, true
+	crit := distuv.ChiSquared{K: 1}.Quantile(IntervalLevel) / 2 // on the log-likelihood scale
+	r := profiled{best: mBest}
+	r.lo, r.hi = cut(crit)
+	r.repeatLo, r.repeatHi = cut(2 * crit)
+	return r, true
 }
 
 // crossing bisects between out (not in the interval) and in (in it) for the boundary.

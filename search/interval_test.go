@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/pgceiling/pgceiling/result"
 )
 
@@ -193,7 +195,7 @@ func TestKneeIntervalCoverage(t *testing.T) {
 				}
 				ivs[seed-1] = KneeInterval(ps, tc.window)
 			}
-			covered, inside, overlap, pairs := 0, 0, 0, 0
+			covered, inside, repeat, overlap, pairs := 0, 0, 0, 0, 0
 			for i, iv := range ivs {
 				if iv != nil && iv.Lo <= m && m <= iv.Hi {
 					covered++
@@ -204,6 +206,9 @@ func TestKneeIntervalCoverage(t *testing.T) {
 					pairs++
 					if prev.Contains(iv.Midpoint) {
 						inside++
+					}
+					if prev.RepeatContains(iv.Midpoint) {
+						repeat++
 					}
 					if prev.Overlaps(iv) {
 						overlap++
@@ -227,6 +232,14 @@ func TestKneeIntervalCoverage(t *testing.T) {
 			if pairs < reps*9/10 || in < 0.6 || in > 0.88 || ov < 0.93 {
 				t.Errorf("KneeInterval of two replications (%s): estimate inside the other's interval %.2f, overlap %.2f, of %d pairs; "+
 					"want 0.60..0.88 (0.75 for normal estimates), at least 0.93, of at least %d", tc.name, in, ov, pairs, reps*9/10)
+			}
+			// The repeat interval is the one the next run's estimate falls inside with the
+			// interval's level, 90 %.
+			rp := float64(repeat) / float64(pairs)
+			t.Logf("%s: the next replication's estimate inside the repeat interval in %d of %d pairs (%.2f)", tc.name, repeat, pairs, rp)
+			if rp < 0.83 || rp > 0.98 {
+				t.Errorf("KneeInterval of two replications (%s): estimate inside the other's repeat interval in %.2f of %d pairs; want 0.83..0.98 (0.90)",
+					tc.name, rp, pairs)
 			}
 		})
 	}
@@ -503,6 +516,33 @@ func TestKneeIntervalDetectionDelay(t *testing.T) {
 		if share < 0.8 || share > 0.97 {
 			t.Errorf("KneeInterval coverage of m = %.0f (one-length 30 s sweeps, slope %.3f, collapses found 1-2 s late) = %.2f over %d seeds; want 0.80..0.97",
 				m, slope, share, reps)
+		}
+	}
+}
+
+// TestProfileIntervalRepeat: on a quadratic profile log-likelihood (a normal estimate with
+// spread σ) the interval is the estimate ± 1.645σ and the repeat interval ± 1.645·√2·σ,
+// where the difference of two such estimates falls 90 times in 100.
+func TestProfileIntervalRepeat(t *testing.T) {
+	const best, sigma = 1.0, 0.5
+	prof := func(x float64) float64 { return -(x - best) * (x - best) / (2 * sigma * sigma) }
+	iv, ok := profileInterval(prof, -5, 5)
+	if !ok {
+		t.Fatal("profileInterval: no fit on a quadratic profile")
+	}
+	z := distuv.UnitNormal.Quantile(0.95)
+	for _, c := range []struct {
+		name           string
+		got, want, tol float64
+	}{
+		{"estimate", iv.best, best, 1e-4},
+		{"interval's low end", iv.lo, best - z*sigma, 1e-3},
+		{"interval's high end", iv.hi, best + z*sigma, 1e-3},
+		{"repeat interval's low end", iv.repeatLo, best - z*math.Sqrt2*sigma, 1e-3},
+		{"repeat interval's high end", iv.repeatHi, best + z*math.Sqrt2*sigma, 1e-3},
+	} {
+		if math.Abs(c.got-c.want) > c.tol {
+			t.Errorf("%s = %.5f, want %.5f", c.name, c.got, c.want)
 		}
 	}
 }

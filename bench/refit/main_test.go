@@ -61,6 +61,7 @@ func TestRefitTwoFiles(t *testing.T) {
 	}
 	out.Reset()
 	if err := run(&out, []string{a1, a2}, 0); err != nil || !strings.Contains(out.String(), "2 of 2 knees inside") ||
+		!strings.Contains(out.String(), "2 of 2 estimates inside the other file's repeat interval") ||
 		!strings.Contains(out.String(), "1 of 1 pairs of intervals overlap") || !strings.Contains(out.String(), "| "+a2+" | oltp on |") {
 		t.Errorf("run(run1/search.json, run2/search.json) = %v:\n%s\nwant two runs named by their paths, agreeing", err, out.String())
 	}
