@@ -324,20 +324,22 @@ func TestFitRecorded(t *testing.T) {
 	}
 }
 
-// TestFitRecordedAA: the A/A check recorded on 2026-12-07 (bench/staircase_vs_pgbench.sh
-// --aa pgbench: pgbench in both staircases) fits a ratio whose interval holds 1, as one
-// client against itself must.
+// TestFitRecordedAA: the A/A checks recorded on 2026-12-07 (bench/staircase_vs_pgbench.sh
+// --aa pgbench, then --aa pgceiling: one client in both staircases) fit ratios whose
+// intervals hold 1, as one client against itself must.
 func TestFitRecordedAA(t *testing.T) {
-	ps, err := readRows("testdata/2026-12-07-1926-aa/rows-transfer", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fit(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("A/A: %.3f (%.3f-%.3f)", math.Exp(f.delta), math.Exp(f.lo), math.Exp(f.hi))
-	if f.lo > 0 || f.hi < 0 {
-		t.Errorf("A/A fit: ratio %.3f (%.3f-%.3f); want an interval that holds 1", math.Exp(f.delta), math.Exp(f.lo), math.Exp(f.hi))
+	for _, dir := range []string{"2026-12-07-1926-aa", "2026-12-07-2050-aa"} {
+		ps, err := readRows("testdata/"+dir+"/rows-transfer", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := fit(ps)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		t.Logf("A/A %s: %.3f (%.3f-%.3f)", dir, math.Exp(f.delta), math.Exp(f.lo), math.Exp(f.hi))
+		if f.lo > 0 || f.hi < 0 {
+			t.Errorf("A/A fit %s: ratio %.3f (%.3f-%.3f); want an interval that holds 1", dir, math.Exp(f.delta), math.Exp(f.lo), math.Exp(f.hi))
+		}
 	}
 }
