@@ -123,12 +123,12 @@ func kneeInterval(probes []result.Probe, window float64, grid []float64) *result
 			}
 		}
 	}
-	f, ok := c.fit(rates)
+	f, theta, ok := c.fit(rates)
 	if !ok {
 		return nil
 	}
-	return &result.Interval{Lo: f.lo, Hi: f.hi, Level: IntervalLevel, Midpoint: f.mid, Method: IntervalMethod,
-		Probes: len(rates), WindowS: window, EventS: f.theta, RepeatLo: f.repeatLo, RepeatHi: f.repeatHi}
+	return &result.Interval{Lo: f.lo, Hi: f.hi, Level: IntervalLevel, Midpoint: f.best, Method: IntervalMethod,
+		Probes: len(rates), WindowS: window, EventS: theta, RepeatLo: f.repeatLo, RepeatHi: f.repeatHi}
 }
 
 // detectionDelay is how long, at most, a cut-short probe's cut came after the collapse it
@@ -351,16 +351,10 @@ func goldenMax(f func(float64) float64, a, c float64, iter int) (x, fx float64) 
 	return x2, f2
 }
 
-// fitted is a fit's result in rates: the interval, the estimate, the repeat interval
-// (result.Interval.RepeatLo) and the θ of the estimate.
-type fitted struct {
-	lo, mid, hi, repeatLo, repeatHi, theta float64
-}
-
 // fit standardizes rates into c.x and returns the interval, the estimate and the repeat
-// interval (in rates) of the model, within [min / 2, 2 max], and the θ of the estimate; ok
+// interval of the model in rates, within [min / 2, 2 max], and the θ of the estimate; ok
 // is false when no fit exists.
-func (c *collapses) fit(rates []float64) (fitted, bool) {
+func (c *collapses) fit(rates []float64) (profiled, float64, bool) {
 	rmin, rmax := slices.Min(rates), slices.Max(rates)
 	mean, sc := stat.PopMeanStdDev(rates, nil)
 	if sc <= 0 {
@@ -373,15 +367,16 @@ func (c *collapses) fit(rates []float64) (fitted, bool) {
 	prof := func(m float64) float64 { v, _ := c.profile(m); return v }
 	iv, ok := profileInterval(prof, (rmin/2-mean)/sc, (2*rmax-mean)/sc)
 	if !ok {
-		return fitted{}, false
+		return profiled{}, 0, false
 	}
 	_, theta := c.profile(iv.best)
 	at := func(x float64) float64 { return mean + sc*x }
-	return fitted{lo: at(iv.lo), mid: at(iv.best), hi: at(iv.hi), repeatLo: at(iv.repeatLo), repeatHi: at(iv.repeatHi),
-		theta: theta}, true
+	return profiled{lo: at(iv.lo), best: at(iv.best), hi: at(iv.hi), repeatLo: at(iv.repeatLo), repeatHi: at(iv.repeatHi)},
+		theta, true
 }
 
-// profiled is profileInterval's result, in the profile's units.
+// profiled is profileInterval's result: the interval, the best point and the repeat
+// interval (in the profile's units; fit turns them into rates).
 type profiled struct {
 	lo, best, hi       float64
 	repeatLo, repeatHi float64
