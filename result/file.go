@@ -24,8 +24,24 @@ func Write(path string, f *File) error {
 }
 
 // WriteFileAtomic writes b to path through a synced temp file in the same directory,
-// renamed over path: readers see the old file or the new one, never half of one.
+// renamed over path: readers see the old file or the new one, never half of one. A path
+// that exists and is not a regular file (/dev/null, /dev/stdout, a named pipe) is written
+// in place instead: a rename would replace the device or pipe with a file.
 func WriteFileAtomic(path string, b []byte) error {
+	if special(path) {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if _, err := f.Write(b); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -51,8 +67,28 @@ func WriteFileAtomic(path string, b []byte) error {
 	return nil
 }
 
-// CheckWritable verifies, before any work, that a results file can be created at path.
+// special says whether path exists and is not a regular file (following symbolic links):
+// a device or a named pipe, written in place.
+func special(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
+}
+
+// CheckWritable verifies, before any work, that a results file can be created at path
+// (or, for a device, that it can be opened for writing; a named pipe is not opened, as
+// that would wait for its reader).
 func CheckWritable(path string) error {
+	if special(path) {
+		st, _ := os.Stat(path)
+		if st != nil && st.Mode()&os.ModeNamedPipe != 0 {
+			return nil
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("results file %s is not writable: %w", path, errors.Unwrap(err))
+		}
+		return f.Close()
+	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	if err != nil {
