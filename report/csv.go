@@ -248,7 +248,22 @@ func probeColumns() []column[*probeRow] {
 		subText("steady_verdict", ofSteady, func(v *result.Steady) string { return v.Verdict }),
 		subText("wait_growth_event", ofWaitGrowth, func(g *result.WaitShift) string { return g.Event }),
 		subCol("wait_growth_first_share_frac", decFrac, ofWaitGrowth, func(g *result.WaitShift) float64 { return g.FirstShare }),
-		subCol("wait_growth_last_share_frac", decFrac, ofWaitGrowth, func(g *result.WaitShift) float64 { return g.LastShare }))
+		subCol("wait_growth_last_share_frac", decFrac, ofWaitGrowth, func(g *result.WaitShift) float64 { return g.LastShare }),
+		optCol("repeat_lo_tx_s", decRate, func(r *probeRow) (float64, bool) { return repeatEnd(r, false) }),
+		optCol("repeat_hi_tx_s", decRate, func(r *probeRow) (float64, bool) { return repeatEnd(r, true) }))
+}
+
+// repeatEnd is one end of the sweep's repeat interval (where a second run's estimate
+// falls), when the interval records one.
+func repeatEnd(r *probeRow, hi bool) (float64, bool) {
+	iv := r.s.Interval
+	if iv == nil || !iv.HasRepeat() {
+		return 0, false
+	}
+	if hi {
+		return iv.RepeatHi, true
+	}
+	return iv.RepeatLo, true
 }
 
 // probeRows lists every probe of every sweep.

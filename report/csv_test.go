@@ -295,3 +295,54 @@ func TestCSVDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVRepeatInterval: a sweep whose interval records a repeat interval carries it on
+// every one of its probe rows; a sweep without one leaves both columns empty.
+func TestCSVRepeatInterval(t *testing.T) {
+	f := readFixture(t, "search.json")
+	if len(f.Sweeps) < 2 || f.Sweeps[0].Interval == nil {
+		t.Fatalf("fixture search.json: want at least two sweeps, the first with an interval")
+	}
+	iv := *f.Sweeps[0].Interval
+	iv.RepeatLo, iv.RepeatHi = iv.Lo*0.9, iv.Hi*1.1
+	f.Sweeps[0].Interval = &iv
+	for i := 1; i < len(f.Sweeps); i++ {
+		if s := f.Sweeps[i].Interval; s != nil && s.HasRepeat() {
+			t.Fatalf("fixture sweep %d already has a repeat interval", i)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, f); err != nil {
+		t.Fatalf("WriteCSV: %v", err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatalf("WriteCSV does not parse as CSV: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	lo, hi := col["repeat_lo_tx_s"], col["repeat_hi_tx_s"]
+	if lo == 0 || hi == 0 {
+		t.Fatalf("probes.csv has no repeat_lo_tx_s/repeat_hi_tx_s columns: %v", rows[0])
+	}
+	row := 1
+	for si, s := range f.Sweeps {
+		for range s.Probes {
+			r := rows[row]
+			row++
+			if si > 0 {
+				if r[lo] != "" || r[hi] != "" {
+					t.Errorf("sweep %d (no repeat interval): repeat columns %q-%q, want empty", si, r[lo], r[hi])
+				}
+				continue
+			}
+			gotLo, err1 := strconv.ParseFloat(r[lo], 64)
+			gotHi, err2 := strconv.ParseFloat(r[hi], 64)
+			if err1 != nil || err2 != nil || math.Abs(gotLo-iv.RepeatLo) > 0.5 || math.Abs(gotHi-iv.RepeatHi) > 0.5 {
+				t.Errorf("sweep 0: repeat columns %q-%q, want %.1f-%.1f", r[lo], r[hi], iv.RepeatLo, iv.RepeatHi)
+			}
+		}
+	}
+}
