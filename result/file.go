@@ -28,16 +28,8 @@ func Write(path string, f *File) error {
 // that exists and is not a regular file (/dev/null, /dev/stdout, a named pipe) is written
 // in place instead: a rename would replace the device or pipe with a file.
 func WriteFileAtomic(path string, b []byte) error {
-	if special(path) {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		if _, err := f.Write(b); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
+	if _, ok := special(path); ok {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 		return nil
@@ -69,18 +61,17 @@ func WriteFileAtomic(path string, b []byte) error {
 
 // special says whether path exists and is not a regular file (following symbolic links):
 // a device or a named pipe, written in place.
-func special(path string) bool {
+func special(path string) (os.FileInfo, bool) {
 	st, err := os.Stat(path)
-	return err == nil && !st.Mode().IsRegular() && !st.IsDir()
+	return st, err == nil && !st.Mode().IsRegular() && !st.IsDir()
 }
 
 // CheckWritable verifies, before any work, that a results file can be created at path
 // (or, for a device, that it can be opened for writing; a named pipe is not opened, as
 // that would wait for its reader).
 func CheckWritable(path string) error {
-	if special(path) {
-		st, _ := os.Stat(path)
-		if st != nil && st.Mode()&os.ModeNamedPipe != 0 {
+	if st, ok := special(path); ok {
+		if st.Mode()&os.ModeNamedPipe != 0 {
 			return nil
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
